@@ -1,0 +1,90 @@
+// registry/repository.h
+//
+// Repository is the cluster-mode store the middleware talks to: the C++ counterpart of
+// ShardingSphere's ClusterPersistRepository. Keys are '/'-separated absolute paths
+// ("/metadata/db/tables/t1") relative to the configured namespace; two repositories with
+// different namespaces never see each other's keys.
+//
+// A valid key starts with '/', has no empty, "." or ".." segment, no control characters and no
+// leading or trailing spaces; "/" alone names the root (valid for GetChildrenKeys and Delete
+// only). Every method returns InvalidArgument, naming the key, for anything else.
+//
+// Thread safety: all methods may be called concurrently from any thread.
+#ifndef REGISTRY_REPOSITORY_H_
+#define REGISTRY_REPOSITORY_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace registry {
+
+// The repository's view of its link to the store, reported to connection listeners.
+enum class ConnectionState {
+  kConnected,    // first session established
+  kSuspended,    // the store stopped answering; ephemeral keys may still be alive
+  kLost,         // the instance session is gone; its ephemeral keys and locks are gone too
+  kReconnected,  // a new session exists and every ephemeral key has been persisted again
+};
+
+const char* ConnectionStateName(ConnectionState state);
+
+class Repository {
+ public:
+  using ConnectionListener = std::function<void(ConnectionState)>;
+
+  virtual ~Repository() = default;
+
+  // Returns the value at `key`, or std::nullopt if the key does not exist (absent is not an
+  // error). Errors: InvalidArgument for a malformed key; Unavailable if no server answered.
+  virtual absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) = 0;
+
+  // Returns the names (not paths) of the direct children of `key`, sorted and without
+  // duplicates: with "/a/b" and "/a/c/d" stored, GetChildrenKeys("/a") is {"b", "c"}.
+  // A key without children yields an empty vector.
+  virtual absl::StatusOr<std::vector<std::string>> GetChildrenKeys(absl::string_view key) = 0;
+
+  // Returns whether `key` itself holds a value.
+  virtual absl::StatusOr<bool> IsExisted(absl::string_view key) = 0;
+
+  // Creates or overwrites `key` with `value`. The key is persistent (not bound to a session).
+  virtual absl::Status Persist(absl::string_view key, absl::string_view value) = 0;
+
+  // Overwrites `key` with `value`; NotFound if the key does not exist (never creates it).
+  virtual absl::Status Update(absl::string_view key, absl::string_view value) = 0;
+
+  // Deletes `key` and its whole subtree. Deleting an absent key is not an error.
+  virtual absl::Status Delete(absl::string_view key) = 0;
+
+  // Sets `key` to `value`, bound to this instance: the key disappears when this instance closes
+  // or its session is lost for good, and is re-persisted after a session is re-created. Whoever
+  // held the key before, after a successful return it holds `value` and belongs to this instance.
+  virtual absl::Status PersistEphemeral(absl::string_view key, absl::string_view value) = 0;
+
+  // Creates `key` bound to this instance unless it already exists. Returns true iff this call
+  // created it; false if the key exists (e.g. a live session of another instance holds it).
+  // Among concurrent callers, across processes, at most one gets true.
+  virtual absl::StatusOr<bool> PersistExclusiveEphemeral(absl::string_view key,
+                                                         absl::string_view value) = 0;
+
+  // Registers `listener` for connection-state changes; returns an id for removal. Listeners are
+  // called from a background thread, one at a time, never while a repository lock is held.
+  virtual int AddConnectionListener(ConnectionListener listener) = 0;
+
+  // Removes a listener; after it returns the listener is not called again.
+  virtual void RemoveConnectionListener(int id) = 0;
+
+  // Destroys the instance session (ephemeral keys vanish at once), stops every background
+  // thread and fails later calls with FailedPrecondition. Safe to call twice; never blocks for
+  // longer than the request timeout.
+  virtual absl::Status Close() = 0;
+};
+
+}  // namespace registry
+
+#endif  // REGISTRY_REPOSITORY_H_

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the project from scratch and runs every test with ctest.
+#   scripts/test.sh            normal build in build/
+#   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+#   scripts/test.sh --tsan     ThreadSanitizer build in build-tsan/
+# Extra arguments after the mode go to ctest (e.g. -R Devserver).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=normal
+if [ $# -gt 0 ] && [[ "$1" == --asan || "$1" == --tsan ]]; then
+  mode=${1#--}
+  shift
+fi
+case "$mode" in
+  normal) build=build; flags=() ;;
+  asan) build=build-asan; flags=(-DREGISTRY_ASAN=ON) ;;
+  tsan) build=build-tsan; flags=(-DREGISTRY_TSAN=ON) ;;
+esac
+
+bash scripts/install-deps.sh
+rm -rf "$build"
+cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}"
+cmake --build "$build" -j "$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 300 "$@"
