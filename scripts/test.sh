@@ -2,7 +2,8 @@
 # Builds the project from scratch and runs every test with ctest.
 #   scripts/test.sh            normal build in build/
 #   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
-#   scripts/test.sh --tsan     ThreadSanitizer build in build-tsan/
+#   scripts/test.sh --tsan     ThreadSanitizer build in build-tsan/ (first builds an instrumented
+#                              Abseil, see scripts/build-tsan-abseil.sh)
 # Extra arguments after the mode go to ctest (e.g. -R Devserver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,10 +16,12 @@ fi
 case "$mode" in
   normal) build=build; flags=() ;;
   asan) build=build-asan; flags=(-DREGISTRY_ASAN=ON) ;;
-  tsan) build=build-tsan; flags=(-DREGISTRY_TSAN=ON) ;;
+  tsan) build=build-tsan; flags=(-DREGISTRY_TSAN=ON "-DCMAKE_PREFIX_PATH=$PWD/build-tsan-deps/abseil") ;;
 esac
 
 bash scripts/install-deps.sh
+# TSan needs an instrumented Abseil, or every absl::Mutex-guarded field is a false race.
+[ "$mode" != tsan ] || bash scripts/build-tsan-abseil.sh
 rm -rf "$build"
 cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}"
 cmake --build "$build" -j "$(nproc)"
