@@ -1,0 +1,43 @@
+// registry/consul/errors.h
+//
+// One mapping from Consul HTTP answers to absl::Status, used by every response parser.
+// Messages look like "consul PUT /v1/kv/a: HTTP 403: Permission denied" and the HTTP status is
+// also attached as a payload (HttpStatusOf). Codes:
+//   400, 413                         -> InvalidArgument
+//   403                              -> PermissionDenied
+//   404 (where absence is an error)  -> NotFound
+//   429, 502, 503, 504               -> Unavailable (retry later / elsewhere)
+//   500 "No cluster leader"          -> Unavailable (the client fails over on it)
+//   500 'Invalid session "<id>"'     -> FailedPrecondition (the session is gone)
+//   any other 4xx                    -> FailedPrecondition
+//   any other 5xx or unexpected code -> Internal
+//   malformed response               -> DataLoss
+//
+// Thread safety: pure functions.
+#ifndef REGISTRY_CONSUL_ERRORS_H_
+#define REGISTRY_CONSUL_ERRORS_H_
+
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "registry/consul/http_types.h"
+
+namespace registry::consul {
+
+// Maps a non-success `response` to a status as in the table above. Consul's message (the body,
+// trimmed and cut to a few hundred bytes) is quoted.
+absl::Status ErrorFromResponse(const HttpRequest& request, const HttpResponse& response);
+
+// True for a 5xx whose body says the cluster has no leader: another server may answer.
+bool IsNoLeaderResponse(const HttpResponse& response);
+
+// DataLoss "consul GET /v1/kv/a: malformed response: <detail>".
+absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail);
+
+// The HTTP status carried by a status made by ErrorFromResponse(), if any.
+std::optional<int> HttpStatusOf(const absl::Status& status);
+
+}  // namespace registry::consul
+
+#endif  // REGISTRY_CONSUL_ERRORS_H_

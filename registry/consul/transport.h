@@ -1,0 +1,47 @@
+// registry/consul/transport.h
+//
+// Transport sends one HttpRequest to the server named in request.server and returns whatever
+// HTTP response came back. It knows nothing about Consul semantics: every HTTP status, 5xx
+// included, is a successful Execute(); only failures to obtain a response are errors. Tests mock
+// it with gmock (see tests/registry/consul/mock_transport.h); CurlTransport is the real one.
+//
+// Thread safety: implementations must allow concurrent Execute() calls from many threads.
+#ifndef REGISTRY_CONSUL_TRANSPORT_H_
+#define REGISTRY_CONSUL_TRANSPORT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "registry/consul/canceller.h"
+#include "registry/consul/http_types.h"
+
+namespace registry::consul {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Performs `request` (request.server must be set) within request.timeout (zero: no limit).
+  // Returns the response for any HTTP status. Errors:
+  //  - Cancelled if `canceller` (may be null) is or becomes cancelled; a request started after
+  //    Cancel() fails at once without any I/O;
+  //  - Unavailable when no complete response arrived (connect failure, timeout, reset, truncated
+  //    body). When the request certainly never reached a server (connection refused, unknown
+  //    host, TLS handshake failure) the status is built by ConnectionError(), so a client may
+  //    retry even a non-idempotent request elsewhere.
+  // Messages start with RequestLabel(request) and never contain header values.
+  virtual absl::StatusOr<HttpResponse> Execute(const HttpRequest& request,
+                                               Canceller* canceller) = 0;
+};
+
+// An Unavailable status marked as "the request was never sent" (see IsConnectionError).
+absl::Status ConnectionError(absl::string_view message);
+
+// True for statuses made by ConnectionError().
+bool IsConnectionError(const absl::Status& status);
+
+}  // namespace registry::consul
+
+#endif  // REGISTRY_CONSUL_TRANSPORT_H_
