@@ -29,7 +29,8 @@ enum class ConnectionState {
   kConnected,    // first session established
   kSuspended,    // the store stopped answering; ephemeral keys may still be alive
   kLost,         // the instance session is gone; its ephemeral keys and locks are gone too
-  kReconnected,  // a new session exists and every ephemeral key has been persisted again
+  kReconnected,  // back to normal: after kSuspended, the session survived; after kLost, a new
+                 // session exists and every ephemeral key has been persisted again
 };
 
 const char* ConnectionStateName(ConnectionState state);

@@ -1,0 +1,98 @@
+// registry/ephemeral_writer.cc
+#include "registry/ephemeral_writer.h"
+
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "registry/status_macros.h"
+
+namespace registry {
+namespace {
+
+using consul::TxnOp;
+
+// `words` in lower case.
+bool AnyErrorSays(const consul::TxnResult& result, absl::string_view words) {
+  for (const consul::TxnError& error : result.errors) {
+    if (absl::StrContains(absl::AsciiStrToLower(error.what), words)) return true;
+  }
+  return false;
+}
+
+bool FirstOpFailed(const consul::TxnResult& result) {
+  for (const consul::TxnError& error : result.errors) {
+    if (error.op_index == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* BindOutcomeName(BindOutcome outcome) {
+  switch (outcome) {
+    case BindOutcome::kBound:
+      return "bound";
+    case BindOutcome::kExists:
+      return "exists";
+    case BindOutcome::kChanged:
+      return "changed";
+    case BindOutcome::kLockDelay:
+      return "lock-delay";
+    case BindOutcome::kBadSession:
+      return "bad-session";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
+                                                   absl::string_view consul_key,
+                                                   absl::string_view value,
+                                                   absl::string_view session,
+                                                   consul::Canceller* canceller) {
+  const std::string key(consul_key);
+  const std::vector<TxnOp> ops = {
+      TxnOp::CheckNotExists(key),
+      TxnOp::Lock(key, std::string(value), std::string(session)),
+  };
+  ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
+  if (result.committed) return BindOutcome::kBound;
+  if (FirstOpFailed(result)) return BindOutcome::kExists;
+  if (AnyErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
+  if (AnyErrorSays(result, "lock delay")) {
+    // A lock-delay check runs before the existence check, so it says nothing about existence:
+    // an existing key is a definite "no" without waiting the delay out.
+    ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(key, {}, canceller));
+    return current.entry.has_value() ? BindOutcome::kExists : BindOutcome::kLockDelay;
+  }
+  if (AnyErrorSays(result, "already held")) return BindOutcome::kExists;
+  return BindOutcome::kChanged;
+}
+
+absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindRequest& request,
+                                        consul::Canceller* canceller) {
+  const std::string& key = request.consul_key;
+  ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(key, {}, canceller));
+  std::vector<TxnOp> ops;
+  if (!current.entry.has_value()) {
+    ops.push_back(TxnOp::CheckNotExists(key));
+  } else {
+    const consul::DirEntry& entry = *current.entry;
+    const bool ours =
+        entry.session == request.session || request.own_sessions.contains(entry.session);
+    if (request.exclusive && !ours) return BindOutcome::kExists;
+    ops.push_back(TxnOp::CheckIndex(key, entry.modify_index));
+    // "lock" keeps LockIndex and refuses a key held by another session: delete it first.
+    if (!entry.session.empty() && entry.session != request.session) {
+      ops.push_back(TxnOp::Delete(key));
+    }
+  }
+  ops.push_back(TxnOp::Lock(key, request.value, request.session));
+  ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
+  if (result.committed) return BindOutcome::kBound;
+  if (AnyErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
+  if (AnyErrorSays(result, "lock delay")) return BindOutcome::kLockDelay;
+  return BindOutcome::kChanged;
+}
+
+}  // namespace registry

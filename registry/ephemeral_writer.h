@@ -1,0 +1,60 @@
+// registry/ephemeral_writer.h
+//
+// Single attempts at binding a Consul key to a session, each one atomic (one GET to learn the
+// key's state, then one transaction whose first op re-checks that state). Callers loop: they
+// own the session, the retry timer and the bookkeeping of which keys are theirs.
+//
+// Consul semantics relied on (docs/consul-semantics.md): a txn "lock" op is refused while the
+// key is under lock-delay (the key's last holder died within its session's LockDelay) and when
+// another session holds the key; a "set" keeps the holder, so taking a key from another session
+// is "delete" then "lock" in the same txn.
+//
+// Thread safety: pure functions over a thread-safe Client.
+#ifndef REGISTRY_EPHEMERAL_WRITER_H_
+#define REGISTRY_EPHEMERAL_WRITER_H_
+
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "registry/consul/client.h"
+
+namespace registry {
+
+enum class BindOutcome {
+  kBound,       // the key holds the value and belongs to the session
+  kExists,      // exclusive only: the key exists and is not ours to take
+  kChanged,     // the key changed between the read and the txn: try again now
+  kLockDelay,   // refused by a lock-delay: try again after a pause
+  kBadSession,  // the server does not know the session (it expired or was destroyed)
+};
+
+const char* BindOutcomeName(BindOutcome outcome);
+
+struct BindRequest {
+  std::string consul_key;
+  std::string value;
+  std::string session;  // the live session to bind the key to
+  // Exclusive: bind only if the key is absent, or held by one of `own_sessions` (earlier
+  // sessions of the same instance). Otherwise: take the key whoever holds it.
+  bool exclusive = false;
+  absl::flat_hash_set<std::string> own_sessions;
+};
+
+// One attempt. Errors are the client's (Unavailable, Cancelled, ...); refusals are outcomes.
+absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindRequest& request,
+                                        consul::Canceller* canceller);
+
+// One attempt at creating `consul_key` bound to `session` only if it is absent (the txn is
+// check-not-exists + lock, so among concurrent callers at most one commits). kBound iff this
+// attempt created it; kExists if it exists (whoever holds it).
+absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
+                                                   absl::string_view consul_key,
+                                                   absl::string_view value,
+                                                   absl::string_view session,
+                                                   consul::Canceller* canceller);
+
+}  // namespace registry
+
+#endif  // REGISTRY_EPHEMERAL_WRITER_H_

@@ -1,0 +1,179 @@
+// registry/session_keeper_writes.cc
+//
+// Ephemeral writes and their ordering against persistent writes (see session_keeper.h), and the
+// pass that binds remembered keys to a new session.
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "registry/session_keeper.h"
+#include "registry/status_macros.h"
+
+namespace registry {
+
+absl::Status SessionKeeper::PersistEphemeral(absl::string_view consul_key,
+                                             absl::string_view value) {
+  return Bind(consul_key, value, /*exclusive=*/false).status();
+}
+
+absl::StatusOr<bool> SessionKeeper::PersistExclusiveEphemeral(absl::string_view consul_key,
+                                                              absl::string_view value) {
+  return Bind(consul_key, value, /*exclusive=*/true);
+}
+
+absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::string_view value,
+                                         bool exclusive) {
+  // Whoever held the key last died at most one lock-delay ago (or holds it still, which does
+  // not involve a delay), so waiting longer than that means something else is wrong.
+  const absl::Time deadline = absl::Now() + options_.lock_delay + 2 * options_.lock_retry;
+  int quick_retries = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(std::string session, AcquireSessionId());
+    BindOutcome outcome;
+    {
+      absl::WriterMutexLock write_lock(&write_mu_);
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return ClosedError();
+        if (session_id_ != session) continue;  // replaced meanwhile: use the new one
+      }
+      absl::StatusOr<BindOutcome> attempt =
+          exclusive
+              ? AttemptCreateExclusive(client_, consul_key, value, session, &canceller_)
+              : AttemptBind(
+                    client_,
+                    BindRequest{std::string(consul_key), std::string(value), session, false, {}},
+                    &canceller_);
+      if (!attempt.ok()) return stopped() ? ClosedError() : attempt.status();
+      outcome = *attempt;
+      if (outcome == BindOutcome::kBound) {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return ClosedError();
+        ephemeral_[std::string(consul_key)] = Ephemeral{std::string(value), exclusive, session};
+        if (session_id_ != session) {
+          // The session was lost while the txn ran: bind the key to the new one too.
+          restore_needed_ = true;
+          next_restore_ = absl::Now();
+          wake_ = true;
+        }
+        return true;
+      }
+      if (outcome == BindOutcome::kExists) return false;
+    }
+    if (outcome == BindOutcome::kChanged && ++quick_retries <= 2) {
+      continue;  // a concurrent writer got in between: read again at once
+    }
+    if (outcome == BindOutcome::kBadSession) {
+      ReportSessionInvalid(session);
+      absl::MutexLock lock(&mu_);
+      auto replaced = [this, &session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || session_id_ != session;
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&replaced), deadline);
+    }
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::UnavailableError(absl::StrCat(
+          "ephemeral key '", consul_key, "' could not be bound to the instance session within ",
+          absl::FormatDuration(options_.lock_delay + 2 * options_.lock_retry),
+          " (last attempt: ", BindOutcomeName(outcome), ")"));
+    }
+    if (outcome != BindOutcome::kBadSession &&
+        !SleepUnlessStopped(std::min(options_.lock_retry, deadline - now))) {
+      return ClosedError();
+    }
+  }
+}
+
+absl::Status SessionKeeper::PersistentWrite(absl::string_view consul_key, bool tree,
+                                            absl::FunctionRef<absl::Status()> write) {
+  absl::ReaderMutexLock write_lock(&write_mu_);
+  RETURN_IF_ERROR(write());
+  absl::MutexLock lock(&mu_);
+  ephemeral_.erase(std::string(consul_key));
+  if (tree) {
+    const std::string prefix = absl::StrCat(consul_key, "/");
+    auto it = ephemeral_.lower_bound(prefix);
+    while (it != ephemeral_.end() && absl::StartsWith(it->first, prefix)) {
+      it = ephemeral_.erase(it);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_view value,
+                                   absl::FunctionRef<absl::Status()> update) {
+  {
+    absl::ReaderMutexLock write_lock(&write_mu_);
+    bool remembered;
+    {
+      absl::MutexLock lock(&mu_);
+      remembered = ephemeral_.contains(std::string(consul_key));
+    }
+    // Ephemeral keys are only added under the exclusive lock, so this answer holds for as long
+    // as the shared lock is held.
+    if (!remembered) return update();
+  }
+  absl::WriterMutexLock write_lock(&write_mu_);
+  RETURN_IF_ERROR(update());
+  absl::MutexLock lock(&mu_);
+  auto it = ephemeral_.find(std::string(consul_key));
+  if (it != ephemeral_.end()) it->second.value = std::string(value);
+  return absl::OkStatus();
+}
+
+void SessionKeeper::RestorePassLocked() {
+  const std::string session = session_id_;
+  std::vector<std::string> pending;
+  for (const auto& [key, ephemeral] : ephemeral_) {
+    if (ephemeral.bound_session != session) pending.push_back(key);
+  }
+  if (pending.empty()) {
+    restore_needed_ = false;
+    if (phase_ == Phase::kRestoring) {
+      phase_ = Phase::kLive;
+      PublishLocked(ConnectionState::kReconnected);
+    }
+    return;
+  }
+  const absl::flat_hash_set<std::string> own_sessions(old_sessions_.begin(), old_sessions_.end());
+  bool retry_later = false;
+  mu_.Unlock();
+  for (const std::string& key : pending) {
+    absl::WriterMutexLock write_lock(&write_mu_);
+    BindRequest request;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_ || session_id_ != session) break;
+      auto it = ephemeral_.find(key);
+      if (it == ephemeral_.end() || it->second.bound_session == session) continue;
+      request = BindRequest{key, it->second.value, session, it->second.exclusive, own_sessions};
+    }
+    absl::StatusOr<BindOutcome> outcome = AttemptBind(client_, request, &canceller_);
+    absl::MutexLock lock(&mu_);
+    if (!outcome.ok()) {
+      retry_later = true;
+      break;  // the server is unreachable or we are stopping: the next pass tries again
+    }
+    auto it = ephemeral_.find(key);
+    if (*outcome == BindOutcome::kBound) {
+      if (it != ephemeral_.end()) it->second.bound_session = session;
+    } else if (*outcome == BindOutcome::kExists) {
+      std::fprintf(stderr, "registry: ephemeral key '%s' now belongs to another instance\n",
+                   key.c_str());
+      if (it != ephemeral_.end()) ephemeral_.erase(it);
+    } else if (*outcome == BindOutcome::kBadSession) {
+      wake_ = true;  // check the session at once; the next session restarts the pass
+      break;
+    } else {
+      retry_later = true;  // lock-delay, or a concurrent change
+    }
+  }
+  mu_.Lock();
+  if (stopping_ || session_id_ != session) return;
+  next_restore_ = absl::Now() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
+}
+
+}  // namespace registry
