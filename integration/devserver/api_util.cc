@@ -1,0 +1,55 @@
+#include "integration/devserver/api_util.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace registry::devserver {
+namespace {
+
+std::string AllowHeader(std::initializer_list<absl::string_view> allowed) {
+  std::vector<absl::string_view> methods = {"OPTIONS"};
+  methods.insert(methods.end(), allowed.begin(), allowed.end());
+  return absl::StrJoin(methods, ",");
+}
+
+}  // namespace
+
+HttpResponse TextResponse(int status, absl::string_view text) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "text/plain; charset=utf-8";
+  response.body = std::string(text);
+  return response;
+}
+
+HttpResponse JsonResponse(int status, const Json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = body.dump();
+  return response;
+}
+
+void SetQueryMeta(HttpResponse* response, uint64_t index, absl::string_view consistency) {
+  response->headers.emplace_back("X-Consul-Index", absl::StrCat(std::max<uint64_t>(index, 1)));
+  response->headers.emplace_back("X-Consul-KnownLeader", "true");
+  response->headers.emplace_back("X-Consul-LastContact", "0");
+  response->headers.emplace_back("X-Consul-Effective-Consistency", std::string(consistency));
+}
+
+HttpResponse MethodNotAllowed(absl::string_view method,
+                              std::initializer_list<absl::string_view> allowed) {
+  HttpResponse response = TextResponse(405, absl::StrCat("method ", method, " not allowed"));
+  response.headers.emplace_back("Allow", AllowHeader(allowed));
+  return response;
+}
+
+HttpResponse OptionsResponse(std::initializer_list<absl::string_view> allowed) {
+  HttpResponse response;
+  response.headers.emplace_back("Allow", AllowHeader(allowed));
+  return response;
+}
+
+}  // namespace registry::devserver

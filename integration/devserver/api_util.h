@@ -1,0 +1,40 @@
+// integration/devserver/api_util.h
+//
+// Response builders shared by the api*.cc files (internal to the dev server library): Consul
+// answers errors as plain text and data as JSON, and every read carries the query meta
+// headers.
+//
+// Thread safety: pure functions.
+#ifndef INTEGRATION_DEVSERVER_API_UTIL_H_
+#define INTEGRATION_DEVSERVER_API_UTIL_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "integration/devserver/http_message.h"
+#include "integration/devserver/json_codec.h"
+
+namespace registry::devserver {
+
+// `status` with a text/plain body (how Consul's Go handlers write errors).
+HttpResponse TextResponse(int status, absl::string_view text);
+
+// `status` with a JSON body.
+HttpResponse JsonResponse(int status, const Json& body);
+
+// Adds X-Consul-Index (at least 1), X-Consul-KnownLeader: true, X-Consul-LastContact: 0 and
+// X-Consul-Effective-Consistency, as Consul's setMeta does for reads.
+void SetQueryMeta(HttpResponse* response, uint64_t index, absl::string_view consistency);
+
+// 405 with Consul's "method X not allowed" and an Allow header listing OPTIONS and `allowed`.
+HttpResponse MethodNotAllowed(absl::string_view method,
+                              std::initializer_list<absl::string_view> allowed);
+
+// 200 with the same Allow header, Consul's answer to OPTIONS.
+HttpResponse OptionsResponse(std::initializer_list<absl::string_view> allowed);
+
+}  // namespace registry::devserver
+
+#endif  // INTEGRATION_DEVSERVER_API_UTIL_H_

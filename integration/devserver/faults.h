@@ -1,0 +1,64 @@
+// integration/devserver/faults.h
+//
+// FaultInjector holds the failure modes tests switch on (added latency, failing requests,
+// dropped connections); RequestStats counts requests per endpoint for benchmarks. Both are
+// shared by the HTTP layer and DevServer's C++ controls.
+//
+// Thread safety: both classes may be used concurrently from any thread.
+#ifndef INTEGRATION_DEVSERVER_FAULTS_H_
+#define INTEGRATION_DEVSERVER_FAULTS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace registry::devserver {
+
+class FaultInjector {
+ public:
+  // Every later API request (not /v1/_dev/) waits `latency` before it is handled; zero clears.
+  void SetLatency(absl::Duration latency);
+  absl::Duration latency() const;
+
+  // The next `count` KV, session and txn requests fail with 500 "No cluster leader".
+  void FailNextRequests(int count);
+  // Consumes one pending failure; true if this request must fail.
+  bool ConsumeFailure();
+
+  // The next `count` API requests have their connection closed without any reply.
+  void DropNextConnections(int count);
+  // Consumes one pending drop; true if this request's connection must be dropped.
+  bool ConsumeDrop();
+
+  // Clears latency and every pending failure and drop.
+  void Clear();
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::Duration latency_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  int failures_left_ ABSL_GUARDED_BY(mu_) = 0;
+  int drops_left_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class RequestStats {
+ public:
+  // Counts one request to `endpoint` ("kv.get", "session.create", ...).
+  void Count(absl::string_view endpoint);
+  // A copy of every counter, sorted by endpoint name.
+  std::map<std::string, uint64_t> Snapshot() const;
+  // Sets every counter back to zero (forgets them).
+  void Reset();
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, uint64_t, std::less<>> counts_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace registry::devserver
+
+#endif  // INTEGRATION_DEVSERVER_FAULTS_H_

@@ -1,0 +1,42 @@
+// integration/devserver/go_compat.h
+//
+// Consul is written in Go and its answers carry Go's spellings: durations are parsed with
+// time.ParseDuration (?wait=, session TTL, LockDelay) and printed with time.Duration.String,
+// numbers with strconv.ParseUint, and error messages quote keys with %q. The dev server must
+// accept, reject and print exactly the same, so those few pieces are reimplemented here.
+//
+// Thread safety: pure functions, safe from any thread.
+#ifndef INTEGRATION_DEVSERVER_GO_COMPAT_H_
+#define INTEGRATION_DEVSERVER_GO_COMPAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace registry::devserver {
+
+// Parses `text` like Go's time.ParseDuration: an optional sign, then one or more
+// <decimal><unit> groups with units ns, us, µs, μs, ms, s, m, h ("1500ms", "1.5s", "1m30s",
+// "-2h"); a bare "0" is zero. Returns InvalidArgument naming `text` (Go's message,
+// e.g. `time: invalid duration "abc"`) for anything Go would reject, including overflow.
+absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text);
+
+// Formats `d` like Go's time.Duration.String: "0s", "500ns", "1.5µs", "250ms", "10s",
+// "1m30s", "24h0m0s". Infinite durations are clamped to Go's int64 range.
+std::string FormatGoDuration(absl::Duration d);
+
+// Parses `text` like Go's strconv.ParseUint(text, 10, 64): decimal digits only, no sign, no
+// spaces. On failure returns InvalidArgument with Go's message, e.g.
+// `strconv.ParseUint: parsing "abc": invalid syntax` (or "value out of range").
+absl::StatusOr<uint64_t> ParseGoUint(absl::string_view text);
+
+// Returns `text` quoted like Go's %q verb: surrounded by double quotes, with `"` and `\`
+// escaped and control bytes written as \n, \t, \r or \xNN.
+std::string GoQuote(absl::string_view text);
+
+}  // namespace registry::devserver
+
+#endif  // INTEGRATION_DEVSERVER_GO_COMPAT_H_

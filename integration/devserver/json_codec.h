@@ -1,0 +1,51 @@
+// integration/devserver/json_codec.h
+//
+// Consul's JSON shapes for the dev server: DirEntry and Session output (Go field order,
+// base64 values, null for empty), and decoding of /v1/session/create and /v1/txn bodies with
+// Go's rules (field names match case-insensitively, LockDelay numbers below 1000 are
+// seconds, values are base64).
+//
+// Thread safety: pure functions.
+#ifndef INTEGRATION_DEVSERVER_JSON_CODEC_H_
+#define INTEGRATION_DEVSERVER_JSON_CODEC_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "integration/devserver/store_types.h"
+#include "nlohmann/json.hpp"
+
+namespace registry::devserver {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr size_t kMaxValueBytes = 512 * 1024;  // Consul's kv_max_value_size
+inline constexpr size_t kMaxTxnOps = 128;             // since Consul 1.14
+inline constexpr size_t kMaxTxnBytes = 512 * 1024;    // Consul's txn_max_req_len
+
+// {"LockIndex","Key","Flags","Value","Session"(only when held),"CreateIndex","ModifyIndex"};
+// Value is base64, or null when empty.
+Json DirEntryJson(const DirEntry& entry);
+
+// Consul's Session object; LockDelay in nanoseconds.
+Json SessionJson(const SessionEntry& session);
+
+// Decodes a /v1/session/create body over `defaults` (already holding the agent's node and
+// Consul's defaults). Listing any of Checks/NodeChecks/ServiceChecks replaces the default
+// serfHealth check. Errors are InvalidArgument with the reason (Consul prefixes
+// "Request decode failed: ").
+absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
+                                                         SessionCreateRequest defaults);
+
+// Decodes a /v1/txn body. InvalidArgument (HTTP 400, "Failed to parse body: ...") for
+// malformed JSON or base64; ResourceExhausted (HTTP 413) with Consul's message for more than
+// kMaxTxnOps operations or a value over kMaxValueBytes. Operations Consul would reject one by
+// one (unknown verb, non-KV operation) come back with KvOp::error set.
+absl::StatusOr<std::vector<KvOp>> DecodeTxnOps(absl::string_view body);
+
+}  // namespace registry::devserver
+
+#endif  // INTEGRATION_DEVSERVER_JSON_CODEC_H_

@@ -1,0 +1,138 @@
+// consul-dev-server: runs DevServer until SIGINT/SIGTERM.
+//
+//   consul-dev-server --http-addr=127.0.0.1:0 --session-ttl-min=1s
+//   -> consul-dev-server listening on 127.0.0.1:41234
+//
+// Exit status: 0 after a signal, 2 for a bad flag (one line naming it), 1 if it cannot
+// listen.
+#include <gflags/gflags.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "integration/devserver/dev_server.h"
+#include "integration/devserver/go_compat.h"
+
+DEFINE_string(http_addr, "127.0.0.1:8500", "host:port to serve HTTP on; port 0 picks a free port");
+DEFINE_string(session_ttl_min, "10s", "smallest session TTL accepted (Consul's session_ttl_min)");
+DEFINE_string(default_query_time, "5m", "blocking query wait when none (or <= 0) is given");
+DEFINE_string(max_query_time, "10m", "cap on a blocking query's wait");
+DEFINE_string(node_name, "", "name of the single node (default: host name)");
+DEFINE_string(datacenter, "dc1", "datacenter name; ?dc= naming another one fails");
+DEFINE_string(acl_master_token, "", "if set, API requests must carry this token (else 403)");
+DEFINE_bool(enable_fault_injection, false, "serve the /v1/_dev/fault and session controls");
+
+namespace {
+
+namespace devserver = registry::devserver;
+
+constexpr int kBadFlagExit = 2;
+
+[[noreturn]] void BadFlag(const std::string& message) {
+  std::fprintf(stderr, "consul-dev-server: %s\n", message.c_str());
+  std::exit(kBadFlagExit);
+}
+
+// gflags exits with 1 on a bad flag; validate every "--name[=value]" first so that bad
+// values exit with 2 and a single line.
+void PrecheckFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::StartsWith(arg, "-")) continue;
+    arg = arg.substr(absl::StartsWith(arg, "--") ? 2 : 1);
+    std::string name = arg;
+    std::string value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    const std::string flag = absl::StrReplaceAll(name, {{"-", "_"}});
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(flag.c_str(), &info)) {
+      if (absl::StartsWith(flag, "no") && !has_value &&
+          gflags::GetCommandLineFlagInfo(flag.substr(2).c_str(), &info) && info.type == "bool") {
+        continue;
+      }
+      BadFlag("unknown flag --" + name);
+    }
+    if (info.type == "bool") {
+      if (!has_value) continue;
+      static const char* kBools[] = {"true", "false", "1", "0", "yes", "no", "t", "f", "y", "n"};
+      bool ok = false;
+      for (const char* b : kBools) ok = ok || absl::EqualsIgnoreCase(value, b);
+      if (!ok) BadFlag("--" + name + ": '" + value + "' is not true or false");
+      continue;
+    }
+    if (!has_value && i + 1 >= argc) BadFlag("--" + name + ": missing value");
+  }
+}
+
+absl::Duration DurationFlag(const char* name, const std::string& text) {
+  absl::StatusOr<absl::Duration> parsed = devserver::ParseGoDuration(text);
+  if (!parsed.ok()) {
+    BadFlag(std::string("--") + name + ": '" + text + "' is not a duration (" +
+            std::string(parsed.status().message()) + ")");
+  }
+  return *parsed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("consul-dev-server [--http-addr=127.0.0.1:8500] [--session-ttl-min=10s]");
+  PrecheckFlags(argc, argv);
+  gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
+  if (argc > 1) BadFlag(std::string("unexpected argument '") + argv[1] + "'");
+
+  devserver::ServerOptions options;
+  options.http_addr = FLAGS_http_addr;
+  options.session_ttl_min = DurationFlag("session-ttl-min", FLAGS_session_ttl_min);
+  options.default_query_time = DurationFlag("default-query-time", FLAGS_default_query_time);
+  options.max_query_time = DurationFlag("max-query-time", FLAGS_max_query_time);
+  options.node_name = FLAGS_node_name;
+  options.datacenter = FLAGS_datacenter;
+  options.acl_master_token = FLAGS_acl_master_token;
+  options.enable_fault_injection = FLAGS_enable_fault_injection;
+
+  // Block the stop signals before any thread starts, so that only sigwait() sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
+      devserver::DevServer::Start(options);
+  if (!server.ok()) {
+    std::string message(server.status().message());
+    if (server.status().code() == absl::StatusCode::kInvalidArgument) {
+      // "session_ttl_min: ..." -> "--session-ttl-min: ..."
+      const size_t colon = message.find(':');
+      if (colon != std::string::npos) {
+        message = "--" + absl::StrReplaceAll(message.substr(0, colon), {{"_", "-"}}) +
+                  message.substr(colon);
+      }
+      BadFlag(message);
+    }
+    std::fprintf(stderr, "consul-dev-server: %s\n", message.c_str());
+    return 1;
+  }
+  std::printf("consul-dev-server listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  (*server)->Stop();
+  return 0;
+}

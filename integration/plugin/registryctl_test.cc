@@ -1,0 +1,336 @@
+// integration/plugin/registryctl_test.cc
+//
+// registryctl as real processes against a real consul-dev-server process: every command's
+// output and exit code, exclusivity of `claim` across racing processes, ephemeral keys vanishing
+// on SIGTERM (at once) and SIGKILL (after the session TTL), usage errors, unreachable servers.
+// Each test works in its own namespace, so tests share one dev server.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/plugin/subprocess.h"
+
+namespace registry::integration {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kListening[] = "consul-dev-server listening on ";
+const absl::Duration kTtl = absl::Seconds(1);
+
+class RegistryctlTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<Subprocess>> server = Subprocess::Start(
+        {REGISTRY_DEVSERVER_BIN, "--http-addr=127.0.0.1:0", "--session-ttl-min=1s"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (std::optional<std::string> line = (*server)->ReadLine(deadline)) {
+      if (absl::StartsWith(*line, kListening)) {
+        address_ = new std::string(line->substr(sizeof(kListening) - 1));
+        break;
+      }
+    }
+    ASSERT_NE(address_, nullptr) << "dev server printed no address; stderr: " << (*server)->err();
+    server_ = server->release();
+  }
+
+  static void TearDownTestSuite() {
+    delete server_;  // SIGKILL + reap
+    server_ = nullptr;
+    delete address_;
+    address_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(address_, nullptr);
+    namespace_ =
+        absl::StrCat("ctl_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+
+  // registryctl with --servers/--namespace of this test, then `args`.
+  std::vector<std::string> Ctl(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {REGISTRYCTL_BIN, "--servers=" + *address_,
+                                     "--namespace=" + namespace_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  RunResult RunCtl(const std::vector<std::string>& args) const { return RunProcess(Ctl(args)); }
+
+  // Writes a registry YAML with a 1 s session TTL and returns its path.
+  std::string WriteConfig(const std::string& ns) const {
+    const std::string path = absl::StrCat(::testing::TempDir(), "/", ns, ".yaml");
+    std::ofstream file(path);
+    file << "mode:\n"
+            "  type: Cluster\n"
+            "  repository:\n"
+            "    type: Consul\n"
+            "    props:\n"
+            "      namespace: "
+         << ns << "\n      server-lists: " << *address_
+         << "\n      timeToLiveSeconds: 1\n      sessionLockDelayMilliseconds: 0\n";
+    return path;
+  }
+
+  // Starts a holding command (ephemeral/claim) and waits for its "ready" line.
+  std::unique_ptr<Subprocess> StartHolding(const std::vector<std::string>& argv) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv);
+    EXPECT_TRUE(process.ok()) << process.status();
+    if (!process.ok()) return nullptr;
+    std::optional<std::string> line = (*process)->ReadLine(absl::Now() + absl::Seconds(10));
+    EXPECT_EQ(line, "ready") << "stderr: " << (*process)->err();
+    return std::move(*process);
+  }
+
+  // Polls `exists KEY` until it reports absent or `deadline` passes; returns true if absent.
+  bool WaitUntilAbsent(const std::string& key, absl::Time deadline) const {
+    for (;;) {
+      const RunResult exists = RunCtl({"exists", key});
+      if (exists.exit_code == 1) return true;
+      if (absl::Now() >= deadline) return false;
+      absl::SleepFor(absl::Milliseconds(50));  // poll interval between probes, not a race fix
+    }
+  }
+
+  static Subprocess* server_;
+  static std::string* address_;
+  std::string namespace_;
+};
+
+Subprocess* RegistryctlTest::server_ = nullptr;
+std::string* RegistryctlTest::address_ = nullptr;
+
+TEST_F(RegistryctlTest, PutThenGetPrintsTheValue) {
+  RunResult put = RunCtl({"put", "/metadata/sharding_db", "v1"});
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  EXPECT_THAT(put.out, IsEmpty());
+  RunResult get = RunCtl({"get", "/metadata/sharding_db"});
+  EXPECT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(get.out, "v1\n");
+}
+
+TEST_F(RegistryctlTest, GetOfAnAbsentKeyExitsOneNamingTheKey) {
+  RunResult get = RunCtl({"get", "/nothing/here"});
+  EXPECT_EQ(get.exit_code, 1);
+  EXPECT_THAT(get.out, IsEmpty());
+  EXPECT_THAT(get.err, HasSubstr("/nothing/here"));
+}
+
+TEST_F(RegistryctlTest, UpdateOverwritesAnExistingKeyAndExitsOneForAnAbsentOne) {
+  RunResult absent = RunCtl({"update", "/k", "v"});
+  EXPECT_EQ(absent.exit_code, 1);
+  EXPECT_THAT(absent.err, HasSubstr("/k"));
+  EXPECT_EQ(RunCtl({"exists", "/k"}).exit_code, 1) << "update must never create";
+  ASSERT_EQ(RunCtl({"put", "/k", "v1"}).exit_code, 0);
+  RunResult update = RunCtl({"update", "/k", "v2"});
+  EXPECT_EQ(update.exit_code, 0) << update.err;
+  EXPECT_EQ(RunCtl({"get", "/k"}).out, "v2\n");
+}
+
+TEST_F(RegistryctlTest, ExistsExitsZeroForAPresentKeyAndOneForAnAbsentKey) {
+  ASSERT_EQ(RunCtl({"put", "/present", ""}).exit_code, 0);
+  EXPECT_EQ(RunCtl({"exists", "/present"}).exit_code, 0);
+  EXPECT_EQ(RunCtl({"exists", "/absent"}).exit_code, 1);
+}
+
+TEST_F(RegistryctlTest, LsPrintsTheDirectChildrenOnePerLineSorted) {
+  for (const char* key : {"/metadata/sharding_db/schemas/s2", "/metadata/sharding_db/schemas/s1",
+                          "/metadata/sharding_db/schemas/s1/tables/t1"}) {
+    ASSERT_EQ(RunCtl({"put", key, "x"}).exit_code, 0) << key;
+  }
+  RunResult ls = RunCtl({"ls", "/metadata/sharding_db/schemas"});
+  EXPECT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out, "s1\ns2\n");
+  EXPECT_EQ(RunCtl({"ls", "/metadata/none"}).out, "");
+}
+
+TEST_F(RegistryctlTest, RmDeletesTheKeyAndItsSubtree) {
+  ASSERT_EQ(RunCtl({"put", "/a", "1"}).exit_code, 0);
+  ASSERT_EQ(RunCtl({"put", "/a/b/c", "2"}).exit_code, 0);
+  ASSERT_EQ(RunCtl({"put", "/ab", "3"}).exit_code, 0);
+  RunResult rm = RunCtl({"rm", "/a"});
+  EXPECT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_EQ(RunCtl({"exists", "/a"}).exit_code, 1);
+  EXPECT_EQ(RunCtl({"exists", "/a/b/c"}).exit_code, 1);
+  EXPECT_EQ(RunCtl({"exists", "/ab"}).exit_code, 0) << "a sibling sharing the prefix survives";
+  EXPECT_EQ(RunCtl({"rm", "/a"}).exit_code, 0) << "removing an absent key is not an error";
+}
+
+TEST_F(RegistryctlTest, InvalidKeyExitsTwoNamingTheKey) {
+  RunResult put = RunCtl({"put", "no-leading-slash", "v"});
+  EXPECT_EQ(put.exit_code, 2);
+  EXPECT_THAT(put.err, HasSubstr("no-leading-slash"));
+}
+
+TEST_F(RegistryctlTest, UsageErrorsExitTwoNamingTheBadArgument) {
+  RunResult unknown_command = RunCtl({"frobnicate", "/k"});
+  EXPECT_EQ(unknown_command.exit_code, 2);
+  EXPECT_THAT(unknown_command.err, HasSubstr("'frobnicate'"));
+
+  RunResult unknown_flag = RunCtl({"--colour=red", "get", "/k"});
+  EXPECT_EQ(unknown_flag.exit_code, 2);
+  EXPECT_THAT(unknown_flag.err, HasSubstr("'--colour=red'"));
+
+  RunResult missing_value = RunProcess({REGISTRYCTL_BIN, "get", "/k", "--servers"});
+  EXPECT_EQ(missing_value.exit_code, 2);
+  EXPECT_THAT(missing_value.err, HasSubstr("'--servers'"));
+
+  RunResult arity = RunCtl({"put", "/k"});
+  EXPECT_EQ(arity.exit_code, 2);
+  EXPECT_THAT(arity.err, HasSubstr("'put' takes KEY VALUE"));
+
+  RunResult none = RunProcess({REGISTRYCTL_BIN});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("COMMAND"));
+
+  RunResult bad_servers = RunProcess({REGISTRYCTL_BIN, "--servers=not a server", "get", "/k"});
+  EXPECT_EQ(bad_servers.exit_code, 2);
+  EXPECT_THAT(bad_servers.err, HasSubstr("not a server"));
+}
+
+TEST_F(RegistryctlTest, HelpListsEveryCommandAndFlag) {
+  RunResult help = RunProcess({REGISTRYCTL_BIN, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* word :
+       {"get KEY", "put KEY VALUE", "update KEY VALUE", "exists KEY", "ls KEY", "rm KEY",
+        "ephemeral KEY VALUE", "claim KEY VALUE", "--config", "--servers", "--namespace", "--token",
+        "--plugin-dir", "127.0.0.1:8500", "Exit status"}) {
+    EXPECT_THAT(help.out, HasSubstr(word));
+  }
+}
+
+TEST_F(RegistryctlTest, UnreachableServerExitsTwoNamingTheAddressWithinTheConnectTimeout) {
+  // A port that was free a moment ago: nothing listens there.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  close(fd);
+  const std::string server = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+
+  RunResult get = RunProcess({REGISTRYCTL_BIN, "--servers=" + server, "get", "/k"});
+  EXPECT_EQ(get.exit_code, 2);
+  EXPECT_THAT(get.err, HasSubstr(server));
+  EXPECT_EQ(std::count(get.err.begin(), get.err.end(), '\n'), 1) << get.err;
+  EXPECT_LT(get.elapsed, absl::Seconds(5)) << "default connect timeout is 5 s";
+}
+
+TEST_F(RegistryctlTest, EphemeralHoldsUntilSigtermThenExitsZeroAndTheKeyIsGoneAtOnce) {
+  std::unique_ptr<Subprocess> holder =
+      StartHolding(Ctl({"ephemeral", "/nodes/compute_nodes/online/proxy/p1", "{\"port\":3307}"}));
+  ASSERT_NE(holder, nullptr);
+  EXPECT_EQ(RunCtl({"get", "/nodes/compute_nodes/online/proxy/p1"}).out, "{\"port\":3307}\n");
+  holder->Signal(SIGTERM);
+  EXPECT_EQ(holder->Wait(absl::Now() + absl::Seconds(10)), 0) << holder->err();
+  // Closing destroyed the session before the process exited: no waiting for a TTL.
+  EXPECT_EQ(RunCtl({"exists", "/nodes/compute_nodes/online/proxy/p1"}).exit_code, 1);
+}
+
+TEST_F(RegistryctlTest, EphemeralExitsZeroOnSigintToo) {
+  std::unique_ptr<Subprocess> holder = StartHolding(Ctl({"ephemeral", "/e", "v"}));
+  ASSERT_NE(holder, nullptr);
+  holder->Signal(SIGINT);
+  EXPECT_EQ(holder->Wait(absl::Now() + absl::Seconds(10)), 0) << holder->err();
+  EXPECT_EQ(RunCtl({"exists", "/e"}).exit_code, 1);
+}
+
+TEST_F(RegistryctlTest, EphemeralKeyOfAKilledProcessDisappearsAfterTheSessionTtl) {
+  const std::string config = WriteConfig(namespace_);
+  std::unique_ptr<Subprocess> holder =
+      StartHolding({REGISTRYCTL_BIN, "--config=" + config, "ephemeral", "/nodes/online/p2", "v"});
+  ASSERT_NE(holder, nullptr);
+  const absl::Time killed = absl::Now();
+  holder->Signal(SIGKILL);
+  EXPECT_EQ(holder->Wait(absl::Now() + absl::Seconds(10)), 128 + SIGKILL);
+  // Consul invalidates a session 2 x TTL after its last renewal; allow scheduling slack.
+  EXPECT_TRUE(WaitUntilAbsent("/nodes/online/p2", killed + 2 * kTtl + absl::Seconds(5)));
+  const absl::Duration took = absl::Now() - killed;
+  EXPECT_LT(took, 2 * kTtl + absl::Seconds(5));
+}
+
+TEST_F(RegistryctlTest, ExactlyOneOfManyRacingClaimsWins) {
+  constexpr int kContenders = 6;
+  std::vector<std::unique_ptr<Subprocess>> contenders;
+  for (int i = 0; i < kContenders; ++i) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> process =
+        Subprocess::Start(Ctl({"claim", "/leader", absl::StrCat("c", i)}));
+    ASSERT_TRUE(process.ok()) << process.status();
+    contenders.push_back(std::move(*process));
+  }
+  // Losers exit 1 on their own; the winner prints ready and holds.
+  int winners = 0;
+  int losers = 0;
+  Subprocess* winner = nullptr;
+  std::string winner_value;
+  for (int i = 0; i < kContenders; ++i) {
+    std::optional<std::string> line = contenders[i]->ReadLine(absl::Now() + absl::Seconds(15));
+    if (line == "ready") {
+      ++winners;
+      winner = contenders[i].get();
+      winner_value = absl::StrCat("c", i);
+    } else {
+      EXPECT_EQ(contenders[i]->Wait(absl::Now() + absl::Seconds(15)), 1) << contenders[i]->err();
+      EXPECT_THAT(contenders[i]->err(), HasSubstr("already held"));
+      ++losers;
+    }
+  }
+  EXPECT_EQ(winners, 1);
+  EXPECT_EQ(losers, kContenders - 1);
+  ASSERT_NE(winner, nullptr);
+  EXPECT_EQ(RunCtl({"get", "/leader"}).out, winner_value + "\n");
+  winner->Signal(SIGTERM);
+  EXPECT_EQ(winner->Wait(absl::Now() + absl::Seconds(10)), 0) << winner->err();
+  EXPECT_EQ(RunCtl({"exists", "/leader"}).exit_code, 1);
+}
+
+TEST_F(RegistryctlTest, ClaimOfAKeyHeldByAnotherProcessExitsOne) {
+  std::unique_ptr<Subprocess> holder = StartHolding(Ctl({"claim", "/lock", "first"}));
+  ASSERT_NE(holder, nullptr);
+  RunResult second = RunCtl({"claim", "/lock", "second"});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.err, HasSubstr("/lock"));
+  EXPECT_EQ(RunCtl({"get", "/lock"}).out, "first\n");
+}
+
+TEST_F(RegistryctlTest, FlagsOverrideTheConfigFile) {
+  const std::string config = WriteConfig("ctl_from_file");
+  ASSERT_EQ(RunProcess({REGISTRYCTL_BIN, "--config=" + config, "--namespace=" + namespace_, "put",
+                        "/overridden", "yes"})
+                .exit_code,
+            0);
+  EXPECT_EQ(RunCtl({"get", "/overridden"}).out, "yes\n");
+  EXPECT_EQ(RunProcess({REGISTRYCTL_BIN, "--config=" + config, "exists", "/overridden"}).exit_code,
+            1);
+}
+
+TEST_F(RegistryctlTest, ConfigForATypeWithoutAPluginExitsTwoNamingTheType) {
+  const std::string path = absl::StrCat(::testing::TempDir(), "/zk.yaml");
+  std::ofstream(path) << "mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n"
+                         "    props:\n      namespace: x\n      server-lists: 127.0.0.1:2181\n";
+  RunResult get = RunProcess({REGISTRYCTL_BIN, "--config=" + path, "get", "/k"});
+  EXPECT_EQ(get.exit_code, 2);
+  EXPECT_THAT(get.err, HasSubstr("ZooKeeper"));
+}
+
+}  // namespace
+}  // namespace registry::integration

@@ -1,0 +1,153 @@
+// integration/plugin/subprocess.cc
+#include "integration/plugin/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace registry::integration {
+namespace {
+
+int PollTimeoutMs(absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) return 0;
+  // Round up so a sub-millisecond remainder still waits instead of spinning.
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
+    const std::vector<std::string>& argv) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return absl::InternalError("pipe2 failed");
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return absl::InternalError(absl::StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
+  }
+  return std::unique_ptr<Subprocess>(new Subprocess(pid, out_pipe[0], err_pipe[0]));
+}
+
+Subprocess::Subprocess(pid_t pid, int out_fd, int err_fd)
+    : pid_(pid), out_fd_(out_fd), err_fd_(err_fd) {}
+
+Subprocess::~Subprocess() {
+  if (!exit_code_.has_value()) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (out_fd_ >= 0) close(out_fd_);
+  if (err_fd_ >= 0) close(err_fd_);
+}
+
+bool Subprocess::Pump(absl::Time deadline) {
+  struct pollfd fds[2];
+  int count = 0;
+  if (out_fd_ >= 0) fds[count++] = {out_fd_, POLLIN, 0};
+  if (err_fd_ >= 0) fds[count++] = {err_fd_, POLLIN, 0};
+  if (count == 0) return true;
+  const int ready = poll(fds, count, PollTimeoutMs(deadline));
+  if (ready <= 0) return false;
+  for (int i = 0; i < count; ++i) {
+    if (fds[i].revents == 0) continue;
+    char buffer[4096];
+    const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+    if (n > 0) {
+      (fds[i].fd == out_fd_ ? out_ : err_).append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      int& fd = fds[i].fd == out_fd_ ? out_fd_ : err_fd_;
+      close(fd);
+      fd = -1;
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> Subprocess::ReadLine(absl::Time deadline) {
+  for (;;) {
+    const size_t newline = out_.find('\n', out_consumed_);
+    if (newline != std::string::npos) {
+      std::string line = out_.substr(out_consumed_, newline - out_consumed_);
+      out_consumed_ = newline + 1;
+      return line;
+    }
+    if (out_fd_ < 0 || absl::Now() >= deadline) return std::nullopt;
+    Pump(deadline);
+  }
+}
+
+void Subprocess::Signal(int signo) {
+  if (!exit_code_.has_value()) kill(pid_, signo);
+}
+
+std::optional<int> Subprocess::Wait(absl::Time deadline) {
+  while (!exit_code_.has_value()) {
+    int status = 0;
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      break;
+    }
+    if (absl::Now() >= deadline) return std::nullopt;
+    // Drain output (the child may block on a full pipe) while waiting; when both pipes are
+    // closed there is nothing to poll on, so pause briefly between checks.
+    if (out_fd_ < 0 && err_fd_ < 0) {
+      absl::SleepFor(std::min(absl::Milliseconds(5), deadline - absl::Now()));
+    } else {
+      Pump(std::min(deadline, absl::Now() + absl::Milliseconds(50)));
+    }
+  }
+  // Collect whatever is still buffered in the pipes.
+  while ((out_fd_ >= 0 || err_fd_ >= 0) && Pump(absl::Now() + absl::Milliseconds(200))) {
+  }
+  return exit_code_;
+}
+
+RunResult RunProcess(const std::vector<std::string>& argv, absl::Duration timeout) {
+  RunResult result;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv);
+  if (!process.ok()) {
+    result.err = std::string(process.status().message());
+    return result;
+  }
+  std::optional<int> code = (*process)->Wait(start + timeout);
+  result.exit_code = code.value_or(-1);
+  result.elapsed = absl::Now() - start;
+  result.out = (*process)->out();
+  result.err = (*process)->err();
+  return result;
+}
+
+}  // namespace registry::integration

@@ -1,0 +1,353 @@
+// integration/repository/repository_ephemeral_test.cc
+//
+// Ephemeral keys and the instance session: binding, takeover, exclusivity under races, Close(),
+// and recovery after the session is lost, against the in-process dev server.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/repository/repository_fixture.h"
+#include "registry/instance_session.h"
+
+namespace registry::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Optional;
+
+using RepositoryEphemeralTest = RepositoryTest;
+
+// "true" or "false", or the error: comparable in one expectation.
+std::string Outcome(const absl::StatusOr<bool>& result) {
+  if (!result.ok()) return result.status().ToString();
+  return *result ? "true" : "false";
+}
+
+std::string SessionOf(Repository& repository) {
+  return GetInstanceSession(repository)->CurrentSessionId();
+}
+
+TEST_F(RepositoryEphemeralTest, PersistEphemeralBindsTheKeyToTheInstanceSession) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "v").ok());
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("v")));
+  EXPECT_NE(SessionOf(*repository), "");
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+}
+
+TEST_F(RepositoryEphemeralTest, OneSessionServesEveryEphemeralKey) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(repository->PersistEphemeral(absl::StrCat("/online/", i), "v").ok());
+  }
+  ASSERT_TRUE(*repository->PersistExclusiveEphemeral("/leader", "v"));
+  EXPECT_THAT(SessionIds(), ElementsAre(SessionOf(*repository)));
+}
+
+TEST_F(RepositoryEphemeralTest, EphemeralKeyOutlivesSeveralTtlsWhileRenewed) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "v").ok());
+  // The server expires an unrenewed 1 s session after 2 s: outlive that (a span, not a race).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("v")));
+}
+
+TEST_F(RepositoryEphemeralTest, EphemeralKeyVanishesAtOnceOnClose) {
+  std::unique_ptr<Repository> owner = NewRepository();
+  std::unique_ptr<Repository> observer = NewRepository();
+  ASSERT_TRUE(owner->PersistEphemeral("/online/a", "v").ok());
+  ASSERT_TRUE(owner->Close().ok());
+  // No waiting: Close() destroyed the session before returning.
+  EXPECT_EQ(*observer->Get("/online/a"), std::nullopt);
+  EXPECT_THAT(SessionIds(), IsEmpty());
+}
+
+TEST_F(RepositoryEphemeralTest, PersistEphemeralTakesOverAKeyHeldByAnotherInstance) {
+  std::unique_ptr<Repository> first = NewRepository();
+  std::unique_ptr<Repository> second = NewRepository();
+  ASSERT_TRUE(first->PersistEphemeral("/online/a", "first").ok());
+  ASSERT_TRUE(second->PersistEphemeral("/online/a", "second").ok());
+  EXPECT_THAT(*first->Get("/online/a"), Optional(std::string("second")));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*second));
+  ASSERT_TRUE(first->Close().ok());
+  EXPECT_THAT(*second->Get("/online/a"), Optional(std::string("second")));
+}
+
+TEST_F(RepositoryEphemeralTest, PersistEphemeralBindsAnExistingPersistentKey) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->Persist("/a", "persistent").ok());
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "ephemeral").ok());
+  EXPECT_EQ(HolderOf("ns/a"), SessionOf(*repository));
+  ASSERT_TRUE(repository->Close().ok());
+  EXPECT_THAT(raw().KvGetRaw("ns/a")->value, std::nullopt);
+}
+
+TEST_F(RepositoryEphemeralTest, PersistMakesAnEphemeralKeyPersistent) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "ephemeral").ok());
+  ASSERT_TRUE(repository->Persist("/a", "persistent").ok());
+  EXPECT_EQ(HolderOf("ns/a"), "");
+  ASSERT_TRUE(repository->Close().ok());
+  EXPECT_THAT(raw().KvGetRaw("ns/a")->value, Optional(std::string("persistent")));
+}
+
+TEST_F(RepositoryEphemeralTest, UpdateKeepsAnEphemeralKeyBoundToTheInstance) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "v1").ok());
+  ASSERT_TRUE(repository->Update("/a", "v2").ok());
+  EXPECT_EQ(HolderOf("ns/a"), SessionOf(*repository));
+  EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v2")));
+}
+
+TEST_F(RepositoryEphemeralTest, PersistExclusiveEphemeralIsTrueOnlyForTheCallThatCreatesTheKey) {
+  std::unique_ptr<Repository> first = NewRepository();
+  std::unique_ptr<Repository> second = NewRepository();
+  ASSERT_TRUE(first->Persist("/persistent", "v").ok());
+  EXPECT_EQ(Outcome(first->PersistExclusiveEphemeral("/leader", "first")), "true");
+  EXPECT_EQ(Outcome(first->PersistExclusiveEphemeral("/leader", "again")), "false");
+  EXPECT_EQ(Outcome(second->PersistExclusiveEphemeral("/leader", "second")), "false");
+  EXPECT_EQ(Outcome(second->PersistExclusiveEphemeral("/persistent", "x")), "false");
+  EXPECT_THAT(*second->Get("/leader"), Optional(std::string("first")));
+}
+
+TEST_F(RepositoryEphemeralTest, ExactlyOneOfManyConcurrentExclusiveClaimsWins) {
+  constexpr int kInstances = 4;
+  constexpr int kThreadsPerInstance = 4;
+  std::vector<std::unique_ptr<Repository>> instances;
+  for (int i = 0; i < kInstances; ++i) instances.push_back(NewRepository());
+  for (int round = 0; round < 3; ++round) {
+    const std::string key = absl::StrCat("/leader/", round);
+    std::atomic<int> winners{0};
+    std::atomic<int> errors{0};
+    absl::Notification go;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kInstances * kThreadsPerInstance; ++t) {
+      threads.emplace_back([&, t] {
+        go.WaitForNotification();
+        absl::StatusOr<bool> won =
+            instances[t % kInstances]->PersistExclusiveEphemeral(key, absl::StrCat(t));
+        if (!won.ok()) ++errors;
+        if (won.ok() && *won) ++winners;
+      });
+    }
+    go.Notify();
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(errors.load(), 0) << key;
+    EXPECT_EQ(winners.load(), 1) << key;
+  }
+}
+
+TEST_F(RepositoryEphemeralTest, ExclusiveClaimWaitsOutTheLockDelayOfADeadHolder) {
+  std::unique_ptr<Repository> dead = NewRepository();
+  std::unique_ptr<Repository> next = NewRepository();
+  ASSERT_TRUE(*dead->PersistExclusiveEphemeral("/leader", "dead"));
+  ASSERT_TRUE(dead->Close().ok());  // the key is deleted and under a 300 ms lock-delay
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(Outcome(next->PersistExclusiveEphemeral("/leader", "next")), "true");
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));  // it did meet the lock-delay
+  EXPECT_EQ(HolderOf("ns/leader"), SessionOf(*next));
+}
+
+TEST_F(RepositoryEphemeralTest, PersistEphemeralWaitsOutTheLockDelayOfADeadHolder) {
+  std::unique_ptr<Repository> dead = NewRepository();
+  std::unique_ptr<Repository> next = NewRepository();
+  ASSERT_TRUE(dead->PersistEphemeral("/online/a", "dead").ok());
+  ASSERT_TRUE(dead->Close().ok());
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(next->PersistEphemeral("/online/a", "next").ok());
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*next));
+}
+
+TEST_F(RepositoryEphemeralTest, InstanceSessionSharesTheKeySpaceAndOptions) {
+  std::unique_ptr<Repository> repository = NewRepository("governance_ds");
+  InstanceSession* session = GetInstanceSession(*repository);
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->key_space().ConsulKey("/lock/a"), "governance_ds/lock/a");
+  EXPECT_EQ(session->options().lock_retry, absl::Milliseconds(50));
+  EXPECT_EQ(session->CurrentSessionId(), "");  // no ephemeral use yet
+}
+
+TEST_F(RepositoryEphemeralTest, ListenersSeeConnectedWhenTheFirstSessionIsCreated) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
+  EXPECT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}))
+      << StatesToString(recorder.states());
+}
+
+TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKeyComesBack) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  ASSERT_TRUE(*repository->PersistExclusiveEphemeral("/leader", "me"));
+  ASSERT_TRUE(repository->PersistEphemeral("/online/b", "b").ok());
+  ASSERT_TRUE(repository->Update("/online/b", "b2").ok());
+  const std::string old_session = SessionOf(*repository);
+
+  ASSERT_TRUE(server().ExpireSession(old_session).ok());
+  ASSERT_TRUE(recorder.AwaitSequence(
+      {ConnectionState::kConnected, ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+
+  const std::string new_session = SessionOf(*repository);
+  EXPECT_NE(new_session, old_session);
+  EXPECT_NE(new_session, "");
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("a")));
+  EXPECT_THAT(*repository->Get("/online/b"), Optional(std::string("b2")));
+  EXPECT_THAT(*repository->Get("/leader"), Optional(std::string("me")));
+  for (const char* key : {"ns/online/a", "ns/online/b", "ns/leader"}) {
+    EXPECT_EQ(HolderOf(key), new_session) << key;
+  }
+}
+
+TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASessionLoss) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/gone", "x").ok());
+  ASSERT_TRUE(repository->Delete("/online/gone").ok());
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
+  EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
+}
+
+TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNotStolenBack) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> first = NewRepository();
+  first->AddConnectionListener(recorder.Listener());
+  std::unique_ptr<Repository> second = NewRepository();
+  ASSERT_TRUE(*first->PersistExclusiveEphemeral("/leader", "first"));
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*first)).ok());
+  // Whoever is faster after the lock-delay wins; a later winner must not lose the key.
+  absl::StatusOr<bool> second_won = second->PersistExclusiveEphemeral("/leader", "second");
+  ASSERT_TRUE(second_won.ok()) << second_won.status();
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
+  const std::string holder = HolderOf("ns/leader");
+  EXPECT_EQ(holder, *second_won ? SessionOf(*second) : SessionOf(*first));
+}
+
+TEST_F(RepositoryEphemeralTest, FailingRenewalsSuspendAndASurvivingSessionReconnects) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  const std::string session = SessionOf(*repository);
+  server().FailNextRequests(2);  // the next renewals answer 500 "No cluster leader"
+  ASSERT_TRUE(recorder.AwaitSequence(
+      {ConnectionState::kConnected, ConnectionState::kSuspended, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  EXPECT_EQ(SessionOf(*repository), session);
+  EXPECT_EQ(HolderOf("ns/online/a"), session);
+}
+
+TEST_F(RepositoryEphemeralTest, SessionUnrenewedForATtlIsReplacedOnceTheServerAnswersAgain) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  const std::string old_session = SessionOf(*repository);
+  server().SetLatency(absl::Seconds(2));  // every renewal times out
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kSuspended, ConnectionState::kLost}))
+      << StatesToString(recorder.states());
+  server().SetLatency(absl::ZeroDuration());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  EXPECT_NE(SessionOf(*repository), old_session);
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+}
+
+TEST_F(RepositoryEphemeralTest, SessionObserversLearnTheLostAndTheNewSession) {
+  absl::Mutex mu;  // outlive the repository whose observer uses them
+  std::vector<std::string> seen;
+  std::unique_ptr<Repository> repository = NewRepository();
+  InstanceSession* session = GetInstanceSession(*repository);
+  session->AddSessionObserver([&](const InstanceSession::Event& event) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(absl::StrCat(
+        event.kind == InstanceSession::EventKind::kLost ? "lost:" : "created:", event.session_id));
+  });
+  absl::StatusOr<std::string> first = session->AcquireSessionId();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(server().ExpireSession(*first).ok());
+  ASSERT_TRUE(Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return seen.size() >= 3;
+  }));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(seen[0], "created:" + *first);
+  EXPECT_EQ(seen[1], "lost:" + *first);
+  EXPECT_EQ(seen[2], "created:" + session->CurrentSessionId());
+}
+
+TEST_F(RepositoryEphemeralTest, RemovedListenerIsNotCalledAgain) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::atomic<int> calls{0};
+  std::unique_ptr<Repository> repository = NewRepository();
+  const int id = repository->AddConnectionListener([&](ConnectionState) { ++calls; });
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}));
+  repository->RemoveConnectionListener(id);
+  const int before = calls.load();
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
+  EXPECT_EQ(calls.load(), before);
+}
+
+TEST_F(RepositoryEphemeralTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPrecondition) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
+  EXPECT_TRUE(repository->Close().ok());
+  EXPECT_TRUE(repository->Close().ok());
+  EXPECT_EQ(repository->Get("/a").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(repository->Persist("/a", "v").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(repository->PersistEphemeral("/a", "v").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(repository->PersistExclusiveEphemeral("/b", "v").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(GetInstanceSession(*repository)->AcquireSessionId().status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(RepositoryEphemeralTest, CloseDoesNotWaitOutAStuckRenewal) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
+  server().SetLatency(absl::Seconds(3));
+  // Renewals are stuck (each one times out after TTL/2 and is retried at once).
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kSuspended}));
+  server().SetLatency(absl::ZeroDuration());
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(repository->Close().ok());
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(400));
+}
+
+TEST_F(RepositoryEphemeralTest, CloseCalledFromAListenerDoesNotDeadlock) {
+  absl::Notification closed;
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener([&](ConnectionState state) {
+    if (state == ConnectionState::kConnected) {
+      EXPECT_TRUE(repository->Close().ok());
+      closed.Notify();
+    }
+  });
+  // Close() may cancel this very write: only the listener's outcome matters here.
+  repository->PersistEphemeral("/a", "v").IgnoreError();
+  EXPECT_TRUE(closed.WaitForNotificationWithTimeout(kPatience));
+  EXPECT_EQ(*NewRepository()->Get("/a"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace registry::testing

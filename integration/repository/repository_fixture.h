@@ -1,0 +1,71 @@
+// integration/repository/repository_fixture.h
+//
+// Fixture of the repository integration tests: a dev server started in-process on port 0 with a
+// 1 s minimum session TTL, repositories with a 1 s TTL against it, a raw client to inspect what
+// the server holds, and a recorder of connection states that tests wait on with deadlines.
+#ifndef INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_
+#define INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "integration/devserver/dev_server.h"
+#include "registry/consul/client.h"
+#include "registry/consul_repository.h"
+#include "registry/repository.h"
+
+namespace registry::testing {
+
+// Long enough for a loaded machine, short enough to fail fast.
+inline constexpr absl::Duration kPatience = absl::Seconds(10);
+
+class RepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Options for a repository of namespace `name`: TTL 1 s, lock-delay 300 ms, retry 50 ms.
+  ConsulRepositoryOptions Options(const std::string& name = "ns");
+  std::unique_ptr<Repository> NewRepository(const std::string& name = "ns");
+  std::unique_ptr<Repository> NewRepository(const ConsulRepositoryOptions& options);
+
+  // The session holding Consul key `consul_key`, "" if none; fails the test if absent.
+  std::string HolderOf(const std::string& consul_key);
+  // Ids of every session the server knows.
+  std::vector<std::string> SessionIds();
+
+  devserver::DevServer& server() { return *server_; }
+  consul::Client& raw() { return *raw_; }
+
+ private:
+  std::unique_ptr<devserver::DevServer> server_;
+  std::unique_ptr<consul::Client> raw_;
+};
+
+// Records connection states; Await* wait with a deadline instead of sleeping.
+class StateRecorder {
+ public:
+  Repository::ConnectionListener Listener();
+  // Waits until `expected` occurs, in order, as a subsequence of the recorded states.
+  bool AwaitSequence(const std::vector<ConnectionState>& expected,
+                     absl::Duration timeout = kPatience);
+  std::vector<ConnectionState> states();
+
+ private:
+  absl::Mutex mu_;
+  std::vector<ConnectionState> states_ ABSL_GUARDED_BY(mu_);
+};
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
+bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
+
+std::string StatesToString(const std::vector<ConnectionState>& states);
+
+}  // namespace registry::testing
+
+#endif  // INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_

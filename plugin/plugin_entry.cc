@@ -1,0 +1,83 @@
+// plugin/plugin_entry.cc
+//
+// The Consul registry plugin: libregistry_consul.so. Its only exported symbol is
+// RegistryPluginInit; the table it fills turns registry YAML or props into a RegistryConfig
+// (conf/), the config into ConsulRepositoryOptions, and serves the C calls through
+// registry::Repository (abi_adapter.h).
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "conf/registry_config.h"
+#include "plugin/abi_adapter.h"
+#include "plugin/registry_plugin.h"
+#include "registry/consul_repository.h"
+#include "registry/status_macros.h"
+
+namespace registry::plugin {
+namespace {
+
+constexpr char kRepositoryType[] = "Consul";
+constexpr char kPluginVersion[] = "0.1.0";
+
+absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryConfig& config) {
+  if (!conf::IsConsulType(config.repository_type)) {
+    return absl::InvalidArgumentError(absl::StrCat("type: '", config.repository_type,
+                                                   "' is not served by the ", kRepositoryType,
+                                                   " registry plugin"));
+  }
+  ConsulRepositoryOptions options;
+  options.client.servers = absl::StrJoin(config.servers, ",");
+  options.client.token = config.token;
+  options.client.datacenter = config.datacenter;
+  options.client.verify_tls = config.tls_verify;
+  options.client.ca_file = config.tls_ca_file;
+  options.client.connect_timeout = config.connect_timeout;
+  options.client.request_timeout = config.request_timeout;
+  options.namespace_name = config.namespace_name;
+  options.session_ttl = config.session_ttl;
+  options.session_lock_delay = config.session_lock_delay;
+  options.block_query_wait = config.block_query_wait;
+  options.lock_retry = config.lock_retry;
+  return NewConsulRepository(std::move(options));
+}
+
+absl::Status ApplyOverrides(const PropList& overrides, conf::RegistryConfig* config) {
+  for (const auto& [key, value] : overrides) {
+    RETURN_IF_ERROR(conf::ApplyOverride(config, key, value));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Repository>> FromYaml(absl::string_view yaml,
+                                                     const PropList& overrides) {
+  ASSIGN_OR_RETURN(conf::RegistryConfig config, conf::ParseRegistryYaml(yaml));
+  RETURN_IF_ERROR(ApplyOverrides(overrides, &config));
+  return NewRepository(config);
+}
+
+absl::StatusOr<std::unique_ptr<Repository>> FromYamlFile(const std::string& path,
+                                                         const PropList& overrides) {
+  ASSIGN_OR_RETURN(conf::RegistryConfig config, conf::LoadRegistryYamlFile(path));
+  RETURN_IF_ERROR(ApplyOverrides(overrides, &config));
+  return NewRepository(config);
+}
+
+absl::StatusOr<std::unique_ptr<Repository>> FromProps(const PropList& props) {
+  ASSIGN_OR_RETURN(conf::RegistryConfig config, conf::ParseRegistryProps(props));
+  return NewRepository(config);
+}
+
+constexpr PluginDescriptor kConsulPlugin = {kRepositoryType, kPluginVersion, &FromYaml,
+                                            &FromYamlFile, &FromProps};
+
+}  // namespace
+}  // namespace registry::plugin
+
+extern "C" REGISTRY_PLUGIN_EXPORT int RegistryPluginInit(uint32_t host_abi_version,
+                                                         RegistryPluginApi* api,
+                                                         RegistryError* error) {
+  return registry::plugin::InitPluginApi<registry::plugin::kConsulPlugin>(host_abi_version, api,
+                                                                          error);
+}

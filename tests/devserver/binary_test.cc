@@ -1,0 +1,157 @@
+// End-to-end tests of the consul-dev-server binary: start, listening line, a request, signals,
+// exit codes. CONSUL_DEV_SERVER_PATH is set by CMake.
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/devserver/test_http_client.h"
+
+extern char** environ;
+
+namespace registry::devserver {
+namespace {
+
+using testing::TestHttpClient;
+
+class Child {
+ public:
+  explicit Child(std::vector<std::string> args) {
+    args.insert(args.begin(), CONSUL_DEV_SERVER_PATH);
+    int out[2], err[2];
+    if (pipe(out) != 0 || pipe(err) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addclose(&actions, err[0]);
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    close(err[1]);
+    out_ = out[0];
+    err_ = err[0];
+  }
+  ~Child() {
+    if (pid_ > 0 && !exit_code_.has_value()) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) close(out_);
+    if (err_ >= 0) close(err_);
+  }
+
+  bool started() const { return pid_ > 0; }
+  void Signal(int signal_number) { kill(pid_, signal_number); }
+
+  // Reads stdout up to the first newline, or "" if none arrives within `timeout`.
+  std::string ReadStdoutLine(absl::Duration timeout) { return ReadLine(out_, timeout); }
+  std::string ReadStderrLine(absl::Duration timeout) { return ReadLine(err_, timeout); }
+
+  // The exit code, or nullopt if the process did not exit normally within `timeout`.
+  std::optional<int> WaitExit(absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      int status = 0;
+      const pid_t done = waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) {
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return exit_code_;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::string ReadLine(int fd, absl::Duration timeout) {
+    std::string line;
+    const absl::Time deadline = absl::Now() + timeout;
+    char c;
+    while (line.empty() || line.back() != '\n') {
+      const int left = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+      pollfd poller{fd, POLLIN, 0};
+      if (left <= 0 || poll(&poller, 1, left) <= 0) return "";
+      if (read(fd, &c, 1) != 1) return line;
+      line += c;
+    }
+    line.pop_back();
+    return line;
+  }
+
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int err_ = -1;
+  std::optional<int> exit_code_;
+};
+
+// Returns the port from exactly "consul-dev-server listening on 127.0.0.1:PORT", or 0.
+int ListeningPort(const std::string& line) {
+  absl::string_view rest = line;
+  int port = 0;
+  if (!absl::ConsumePrefix(&rest, "consul-dev-server listening on 127.0.0.1:") ||
+      !absl::SimpleAtoi(rest, &port) || rest.find_first_not_of("0123456789") != rest.npos) {
+    return 0;
+  }
+  return port;
+}
+
+TEST(ConsulDevServerBinaryTest, ServesOnAPickedPortAndExitsZeroOnSigterm) {
+  Child child({"--http-addr=127.0.0.1:0", "--session-ttl-min=1s"});
+  ASSERT_TRUE(child.started());
+  const std::string line = child.ReadStdoutLine(absl::Seconds(10));
+  const int port = ListeningPort(line);
+  ASSERT_GT(port, 0) << "line: " << line;
+  TestHttpClient client("http://127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(client.Put("/v1/kv/hello", "world").body, "true");
+  EXPECT_EQ(client.Get("/v1/kv/hello?raw").body, "world");
+  child.Signal(SIGTERM);
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 0);
+}
+
+TEST(ConsulDevServerBinaryTest, SigintAlsoStopsItWithExitZero) {
+  Child child({"--http-addr=127.0.0.1:0"});
+  ASSERT_GT(ListeningPort(child.ReadStdoutLine(absl::Seconds(10))), 0);
+  child.Signal(SIGINT);
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 0);
+}
+
+TEST(ConsulDevServerBinaryTest, BadDurationFlagExitsTwoWithOneLineNamingIt) {
+  Child child({"--http-addr=127.0.0.1:0", "--session-ttl-min=soon"});
+  const std::string error = child.ReadStderrLine(absl::Seconds(10));
+  EXPECT_NE(error.find("--session-ttl-min"), std::string::npos) << error;
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 2);
+}
+
+TEST(ConsulDevServerBinaryTest, BadAddressExitsTwoNamingTheFlag) {
+  Child child({"--http-addr=no-port-here"});
+  const std::string error = child.ReadStderrLine(absl::Seconds(10));
+  EXPECT_NE(error.find("--http-addr"), std::string::npos) << error;
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 2);
+}
+
+TEST(ConsulDevServerBinaryTest, UnknownFlagAndBadBooleanExitTwo) {
+  Child unknown({"--no-such-flag=1"});
+  EXPECT_NE(unknown.ReadStderrLine(absl::Seconds(10)).find("--no-such-flag"), std::string::npos);
+  EXPECT_EQ(unknown.WaitExit(absl::Seconds(10)), 2);
+  Child boolean({"--enable-fault-injection=maybe"});
+  EXPECT_NE(boolean.ReadStderrLine(absl::Seconds(10)).find("--enable-fault-injection"),
+            std::string::npos);
+  EXPECT_EQ(boolean.WaitExit(absl::Seconds(10)), 2);
+}
+
+}  // namespace
+}  // namespace registry::devserver

@@ -1,0 +1,124 @@
+// Status, agent, datacenter, consistency, ACL and malformed-request handling over HTTP.
+#include "tests/devserver/server_fixture.h"
+
+namespace registry::devserver {
+namespace {
+
+using testing::DevServerTest;
+using testing::RawExchange;
+using testing::TestHttpClient;
+using testing::TestResponse;
+
+using HttpMiscTest = DevServerTest;
+
+TEST_F(HttpMiscTest, StatusLeaderAndPeersNameTheServerRpcAddress) {
+  TestResponse leader = client_->Get("/v1/status/leader");
+  EXPECT_EQ(leader.status, 200);
+  EXPECT_EQ(leader.body, "\"127.0.0.1:8300\"");
+  EXPECT_EQ(client_->Get("/v1/status/peers").Json(), nlohmann::json({"127.0.0.1:8300"}));
+}
+
+TEST_F(HttpMiscTest, AgentSelfReportsTheFieldsClientsRead) {
+  auto self = client_->Get("/v1/agent/self").Json();
+  EXPECT_EQ(self["Config"]["Datacenter"], "dc1");
+  EXPECT_EQ(self["Config"]["NodeName"], "test-node");
+  EXPECT_EQ(self["Member"]["Addr"], "127.0.0.1");
+  EXPECT_EQ(self["Member"]["Name"], "test-node");
+  EXPECT_EQ(self["DebugConfig"]["HTTPPort"], server_->port());
+  EXPECT_EQ(self["Stats"]["consul"]["leader"], "true");
+}
+
+TEST_F(HttpMiscTest, UnknownDatacenterIs500NoPathToDatacenter) {
+  for (const std::string path :
+       {"/v1/kv/k?dc=dc2", "/v1/session/list?dc=dc2", "/v1/status/leader?dc=dc2"}) {
+    TestResponse response = client_->Get(path);
+    EXPECT_EQ(response.status, 500) << path;
+    EXPECT_EQ(response.body, "No path to datacenter") << path;
+  }
+  EXPECT_EQ(client_->Get("/v1/kv/k?dc=dc1").status, 404);
+}
+
+TEST_F(HttpMiscTest, StaleAndConsistentTogetherAre400) {
+  TestResponse response = client_->Get("/v1/kv/k?stale&consistent");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(response.body, "Cannot specify ?stale with ?consistent, conflicting semantics.");
+  EXPECT_EQ(client_->Get("/v1/kv/k?stale").Header("x-consul-effective-consistency"), "stale");
+}
+
+TEST_F(HttpMiscTest, UnknownPathIs404) {
+  EXPECT_EQ(client_->Get("/v1/catalog/services").status, 404);
+  EXPECT_EQ(client_->Get("/nothing").status, 404);
+}
+
+TEST_F(HttpMiscTest, MalformedRequestLineIs400AndTheServerKeepsServing) {
+  const std::string reply = RawExchange(server_->port(), "THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply;
+  EXPECT_EQ(client_->Get("/v1/status/leader").status, 200);
+}
+
+TEST_F(HttpMiscTest, BadPercentEscapeIs400) {
+  const std::string reply =
+      RawExchange(server_->port(), "GET /v1/kv/a%zz HTTP/1.1\r\n\r\n", absl::Milliseconds(300));
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply;
+}
+
+TEST_F(HttpMiscTest, NonPrintableCharacterInThePathIs400) {
+  TestResponse response = client_->Get("/v1/kv/a%01b");
+  EXPECT_EQ(response.status, 400);
+}
+
+TEST_F(HttpMiscTest, HeadersOver64KiBAre431) {
+  const std::string request =
+      "GET /v1/status/leader HTTP/1.1\r\nX-Big: " + std::string(70 * 1024, 'a') + "\r\n\r\n";
+  const std::string reply = RawExchange(server_->port(), request);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 431", 0), 0u) << reply.substr(0, 100);
+}
+
+TEST_F(HttpMiscTest, BodyOver1MiBIs413) {
+  TestResponse response = client_->Put("/v1/txn", std::string(1024 * 1024 + 1, ' '));
+  EXPECT_EQ(response.status, 413);
+  EXPECT_EQ(client_->Get("/v1/status/leader").status, 200);  // a new connection still works
+}
+
+TEST_F(HttpMiscTest, ExpectContinueIsAnsweredSoTheBodyFollowsAtOnce) {
+  const std::string reply = RawExchange(server_->port(),
+                                        "PUT /v1/kv/e HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                                        "Expect: 100-continue\r\n\r\n",
+                                        absl::Milliseconds(500));
+  EXPECT_EQ(reply.rfind("HTTP/1.1 100 Continue", 0), 0u) << reply;
+}
+
+class HttpAclTest : public DevServerTest {
+ protected:
+  void SetUp() override {
+    auto options = DefaultOptions();
+    options.acl_master_token = "root-token";
+    StartServer(options);
+  }
+};
+
+TEST_F(HttpAclTest, RequestWithoutATokenIs403PermissionDenied) {
+  TestResponse response = client_->Get("/v1/kv/k");
+  EXPECT_EQ(response.status, 403);
+  EXPECT_EQ(response.body, "Permission denied");
+  EXPECT_EQ(client_->Put("/v1/session/create").status, 403);
+}
+
+TEST_F(HttpAclTest, RequestWithAWrongTokenIs403AclNotFound) {
+  TestResponse response = client_->Do("GET", "/v1/kv/k", "", {"X-Consul-Token: guess"});
+  EXPECT_EQ(response.status, 403);
+  EXPECT_EQ(response.body, "ACL not found");
+}
+
+TEST_F(HttpAclTest, TokenInHeaderQueryOrBearerIsAccepted) {
+  EXPECT_EQ(client_->Do("PUT", "/v1/kv/k", "v", {"X-Consul-Token: root-token"}).status, 200);
+  EXPECT_EQ(client_->Get("/v1/kv/k?token=root-token").status, 200);
+  EXPECT_EQ(client_->Do("GET", "/v1/kv/k", "", {"Authorization: Bearer root-token"}).status, 200);
+}
+
+TEST_F(HttpAclTest, StatusEndpointsNeedNoToken) {
+  EXPECT_EQ(client_->Get("/v1/status/leader").status, 200);
+}
+
+}  // namespace
+}  // namespace registry::devserver

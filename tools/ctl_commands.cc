@@ -1,0 +1,155 @@
+// tools/ctl_commands.cc
+#include "tools/ctl_commands.h"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace registry::tools {
+namespace {
+
+using Args = std::vector<std::string>;
+
+const char* StateName(ConnectionState state) {
+  switch (state) {
+    case ConnectionState::kConnected:
+      return "CONNECTED";
+    case ConnectionState::kSuspended:
+      return "SUSPENDED";
+    case ConnectionState::kLost:
+      return "LOST";
+    case ConnectionState::kReconnected:
+      return "RECONNECTED";
+  }
+  return "UNKNOWN";
+}
+
+// Prints `line` and a newline, flushed at once so a parent process sees it immediately.
+void PrintLine(std::FILE* out, absl::string_view line) {
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fputc('\n', out);
+  std::fflush(out);
+}
+
+// What a hold command does once its key is written: says "ready", reports connection changes,
+// waits for SIGINT/SIGTERM and closes the repository (its ephemeral keys vanish at once).
+int HoldUntilSignalled(const CommandContext& context, absl::string_view key) {
+  std::FILE* err = context.err;
+  const int listener = context.repository->AddConnectionListener([err](ConnectionState state) {
+    std::fprintf(err, "registryctl: connection %s\n", StateName(state));
+  });
+  PrintLine(context.out, "ready");
+  context.signals->Wait();
+  context.repository->RemoveConnectionListener(listener);
+  if (absl::Status closed = context.repository->Close(); !closed.ok()) {
+    return ReportError(context.err, absl::StrCat("close after holding ", key), closed);
+  }
+  return kExitOk;
+}
+
+int RunGet(const CommandContext& context, const Args& args) {
+  absl::StatusOr<std::optional<std::string>> value = context.repository->Get(args[0]);
+  if (!value.ok()) return ReportError(context.err, absl::StrCat("get ", args[0]), value.status());
+  if (!value->has_value()) {
+    std::fprintf(context.err, "registryctl: get %s: key does not exist\n", args[0].c_str());
+    return kExitNegative;
+  }
+  PrintLine(context.out, **value);
+  return kExitOk;
+}
+
+int RunPut(const CommandContext& context, const Args& args) {
+  absl::Status status = context.repository->Persist(args[0], args[1]);
+  return status.ok() ? kExitOk : ReportError(context.err, absl::StrCat("put ", args[0]), status);
+}
+
+int RunUpdate(const CommandContext& context, const Args& args) {
+  absl::Status status = context.repository->Update(args[0], args[1]);
+  if (absl::IsNotFound(status)) {
+    std::fprintf(context.err, "registryctl: update %s: key does not exist\n", args[0].c_str());
+    return kExitNegative;
+  }
+  return status.ok() ? kExitOk : ReportError(context.err, absl::StrCat("update ", args[0]), status);
+}
+
+int RunExists(const CommandContext& context, const Args& args) {
+  absl::StatusOr<bool> exists = context.repository->IsExisted(args[0]);
+  if (!exists.ok()) {
+    return ReportError(context.err, absl::StrCat("exists ", args[0]), exists.status());
+  }
+  return *exists ? kExitOk : kExitNegative;
+}
+
+int RunLs(const CommandContext& context, const Args& args) {
+  absl::StatusOr<std::vector<std::string>> children = context.repository->GetChildrenKeys(args[0]);
+  if (!children.ok()) {
+    return ReportError(context.err, absl::StrCat("ls ", args[0]), children.status());
+  }
+  for (const std::string& child : *children) PrintLine(context.out, child);
+  return kExitOk;
+}
+
+int RunRm(const CommandContext& context, const Args& args) {
+  absl::Status status = context.repository->Delete(args[0]);
+  return status.ok() ? kExitOk : ReportError(context.err, absl::StrCat("rm ", args[0]), status);
+}
+
+int RunEphemeral(const CommandContext& context, const Args& args) {
+  absl::Status status = context.repository->PersistEphemeral(args[0], args[1]);
+  if (!status.ok()) return ReportError(context.err, absl::StrCat("ephemeral ", args[0]), status);
+  return HoldUntilSignalled(context, args[0]);
+}
+
+int RunClaim(const CommandContext& context, const Args& args) {
+  absl::StatusOr<bool> created = context.repository->PersistExclusiveEphemeral(args[0], args[1]);
+  if (!created.ok()) {
+    return ReportError(context.err, absl::StrCat("claim ", args[0]), created.status());
+  }
+  if (!*created) {
+    std::fprintf(context.err, "registryctl: claim %s: already held by another instance\n",
+                 args[0].c_str());
+    return kExitNegative;
+  }
+  return HoldUntilSignalled(context, args[0]);
+}
+
+}  // namespace
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"get", "KEY", "print the value of KEY (exit 1 if absent)", 1, false, &RunGet},
+      {"put", "KEY VALUE", "create or overwrite the persistent KEY", 2, false, &RunPut},
+      {"update", "KEY VALUE", "overwrite KEY (exit 1 if absent; never creates it)", 2, false,
+       &RunUpdate},
+      {"exists", "KEY", "exit 0 if KEY holds a value, 1 if not", 1, false, &RunExists},
+      {"ls", "KEY", "list the direct children of KEY, one name per line", 1, false, &RunLs},
+      {"rm", "KEY", "delete KEY and everything below it", 1, false, &RunRm},
+      {"ephemeral", "KEY VALUE",
+       "set KEY bound to this process, print 'ready', hold until SIGINT/SIGTERM", 2, true,
+       &RunEphemeral},
+      {"claim", "KEY VALUE",
+       "create KEY bound to this process unless it exists: print 'ready' and hold, or exit 1", 2,
+       true, &RunClaim},
+  };
+  return commands;
+}
+
+const Command* FindCommand(absl::string_view name) {
+  for (const Command& command : Commands()) {
+    if (name == command.name) return &command;
+  }
+  return nullptr;
+}
+
+int ReportError(std::FILE* err, absl::string_view what, const absl::Status& status) {
+  const std::string message =
+      absl::StrReplaceAll(status.message(), {{"\r\n", " "}, {"\n", " "}, {"\r", " "}});
+  std::fprintf(err, "registryctl: %s: %s\n", std::string(what).c_str(), message.c_str());
+  return kExitError;
+}
+
+}  // namespace registry::tools

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Cluster-mode demo: a Consul-compatible dev server and several middleware instances, each a
+# separate `registryctl` process that reaches the registry only through the plugin SPI
+# (build/lib/libregistry_consul.so).
+#
+#   bash tools/quickstart/demo.sh [BUILD_DIR]      (default: build)
+#
+# Story: three compute nodes come online (ephemeral keys), metadata is persisted and listed, one
+# node is killed with SIGKILL and its online key expires after the session TTL, the others stop
+# with SIGTERM and their keys vanish at once. Every process it starts is stopped on exit.
+set -euo pipefail
+
+build=${1:-build}
+[[ "$build" = /* ]] || build="$PWD/$build"
+server_bin="$build/bin/consul-dev-server"
+ctl_bin="$build/bin/registryctl"
+for bin in "$server_bin" "$ctl_bin"; do
+  if [ ! -x "$bin" ]; then
+    echo "demo: $bin is missing; build first (cmake -G Ninja -S . -B build && cmake --build build)" >&2
+    exit 1
+  fi
+done
+
+ttl_seconds=2
+work=$(mktemp -d "${TMPDIR:-/tmp}/registry-demo.XXXXXX")
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+say() { printf '\n== %s\n' "$*"; }
+note() { printf '   %s\n' "$*"; }
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+# Waits until FILE has a line equal to TEXT, at most SECONDS; fails with FILE's neighbour .err.
+wait_for_line() {
+  local file=$1 text=$2 seconds=$3
+  local deadline=$(($(now_ms) + seconds * 1000))
+  until grep -qx -- "$text" "$file" 2>/dev/null; do
+    if (($(now_ms) > deadline)); then
+      echo "demo: no '$text' in $file after ${seconds}s" >&2
+      cat "${file%.out}.err" >&2 2>/dev/null || true
+      exit 1
+    fi
+    sleep 0.05
+  done
+}
+
+ctl() { "$ctl_bin" --config="$work/registry.yaml" "$@"; }
+
+say "Starting the Consul-compatible dev server on a free port (session TTL minimum 1s)"
+"$server_bin" --http-addr=127.0.0.1:0 --session-ttl-min=1s >"$work/server.out" 2>"$work/server.err" &
+pids+=($!)
+deadline=$(($(now_ms) + 10000))
+until address=$(sed -n 's/^consul-dev-server listening on //p' "$work/server.out") && [ -n "$address" ]; do
+  if (($(now_ms) > deadline)); then
+    echo "demo: the dev server did not start" >&2
+    cat "$work/server.err" >&2
+    exit 1
+  fi
+  sleep 0.05
+done
+note "listening on $address"
+
+cat >"$work/registry.yaml" <<EOF
+mode:
+  type: Cluster
+  repository:
+    type: Consul
+    props:
+      namespace: governance_ds
+      server-lists: $address
+      timeToLiveSeconds: $ttl_seconds
+EOF
+note "every instance reads this registry YAML (ShardingSphere's block, type: Consul):"
+sed 's/^/     | /' "$work/registry.yaml"
+
+say "Three compute nodes come online, each as its own registryctl process"
+online=/nodes/compute_nodes/online/proxy
+declare -A node_pid
+for port in 3307 3308 3309; do
+  id="proxy-$port"
+  # The binary itself, not the ctl function: $! must be registryctl's pid, not a subshell's.
+  "$ctl_bin" --config="$work/registry.yaml" ephemeral "$online/$id" \
+    "{\"host\":\"127.0.0.1\",\"port\":$port}" >"$work/$id.out" 2>"$work/$id.err" &
+  node_pid[$id]=$!
+  pids+=($!)
+  wait_for_line "$work/$id.out" ready 10
+  note "$id is online (pid ${node_pid[$id]})"
+done
+note "online nodes: $(ctl ls "$online" | paste -sd ' ')"
+note "proxy-3308 announced: $(ctl get "$online/proxy-3308")"
+
+say "Metadata is persisted (persistent keys, they outlive every node)"
+schema=/metadata/sharding_db/schemas/sharding_db
+ctl put /metadata/sharding_db/active_version 0
+ctl put "$schema/tables/t_order" '{"name":"t_order","columns":["order_id","user_id","status"]}'
+ctl put "$schema/tables/t_order_item" '{"name":"t_order_item","columns":["item_id","order_id"]}'
+ctl put /metadata/sharding_db/rules/sharding '{"tables":{"t_order":{"actualDataNodes":"ds_${0..1}.t_order_${0..1}"}}}'
+note "schemas of sharding_db: $(ctl ls /metadata/sharding_db/schemas | paste -sd ' ')"
+note "tables:                 $(ctl ls "$schema/tables" | paste -sd ' ')"
+note "t_order:                $(ctl get "$schema/tables/t_order")"
+
+say "proxy-3308 crashes (SIGKILL): nobody closes its session, so its key waits for the TTL"
+killed_at=$(now_ms)
+kill -KILL "${node_pid[proxy-3308]}"
+wait "${node_pid[proxy-3308]}" 2>/dev/null || true
+limit_ms=$((ttl_seconds * 2 * 1000 + 10000))
+while ctl exists "$online/proxy-3308"; do
+  if (($(now_ms) - killed_at > limit_ms)); then
+    echo "demo: $online/proxy-3308 still exists $((limit_ms / 1000))s after the kill" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+took=$(($(now_ms) - killed_at))
+note "$online/proxy-3308 disappeared $((took / 1000)).$(printf '%03d' $((took % 1000)))s after the kill (session TTL ${ttl_seconds}s; Consul allows up to 2 x TTL)"
+note "online nodes: $(ctl ls "$online" | paste -sd ' ')"
+
+say "The other nodes shut down cleanly (SIGTERM): they close their sessions, keys vanish at once"
+for id in proxy-3307 proxy-3309; do
+  kill -TERM "${node_pid[$id]}"
+  if wait "${node_pid[$id]}"; then
+    note "$id exited with status 0"
+  else
+    echo "demo: $id exited with status $?" >&2
+    cat "$work/$id.err" >&2
+    exit 1
+  fi
+  if ctl exists "$online/$id"; then
+    echo "demo: $online/$id survived a clean shutdown" >&2
+    exit 1
+  fi
+  note "$online/$id is gone right after the exit"
+done
+remaining=$(ctl ls "$online" | paste -sd ' ')
+note "online nodes: ${remaining:-(none)}"
+note "metadata is still there: $(ctl ls "$schema/tables" | paste -sd ' ')"
+
+say "Cleaning up"
+ctl rm /metadata
+ctl rm /nodes
+note "namespace governance_ds is empty again: [$(ctl ls / | paste -sd ' ')]"
+echo
+echo "demo: done (the dev server is stopped on exit)"

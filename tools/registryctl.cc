@@ -1,0 +1,215 @@
+// tools/registryctl.cc
+//
+// registryctl: a command-line host of the registry plugin. The repository comes only through
+// the plugin SPI (plugin/loader.h + plugin/plugin_client.h); conf/ is used only to learn which
+// `type:` a --config file asks for. See --help.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "conf/registry_config.h"
+#include "gflags/gflags.h"
+#include "plugin/loader.h"
+#include "plugin/plugin_client.h"
+#include "tools/ctl_commands.h"
+#include "tools/signal_pipe.h"
+
+DEFINE_string(config, "",
+              "registry YAML file (a `mode:` or `repository:` block); its `type:` selects the "
+              "plugin. Must be complete on its own: the flags below replace its values");
+DEFINE_string(servers, "127.0.0.1:8500",
+              "comma-separated HOST:PORT list (props `server-lists`); overrides --config");
+DEFINE_string(namespace, "registry",
+              "namespace every key lives under (props `namespace`); overrides --config");
+DEFINE_string(token, "", "ACL token (props `token`); overrides --config");
+DEFINE_string(plugin_dir, "",
+              "directory searched for the plugin before <registryctl dir>/../lib and "
+              "$REGISTRY_PLUGIN_PATH");
+
+namespace registry::tools {
+namespace {
+
+constexpr char kDefaultType[] = "Consul";
+
+struct FlagSpec {
+  const char* name;      // as typed: --plugin-dir
+  const char* variable;  // as gflags knows it: plugin_dir
+  const char* prop;      // the props key it overrides, or nullptr
+  bool default_is_prop;  // without --config, the default value is used as the prop
+};
+constexpr FlagSpec kFlags[] = {
+    {"config", "config", nullptr, false},          {"servers", "servers", "server-lists", true},
+    {"namespace", "namespace", "namespace", true}, {"token", "token", "token", false},
+    {"plugin-dir", "plugin_dir", nullptr, false},
+};
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "registryctl: %s (see registryctl --help)\n", message.c_str());
+  return kExitError;
+}
+
+// Word-wraps `text` to the help width, each line starting with `indent`.
+std::string Wrapped(absl::string_view text, absl::string_view indent) {
+  constexpr size_t kWidth = 92;
+  std::string out;
+  std::string line(indent);
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > kWidth) {
+      absl::StrAppend(&out, line, "\n");
+      line = std::string(indent);
+    }
+    absl::StrAppend(&line, line.size() > indent.size() ? " " : "", word);
+  }
+  absl::StrAppend(&out, line, "\n");
+  return out;
+}
+
+void PrintHelp() {
+  std::printf(
+      "Usage: registryctl [FLAGS] COMMAND ARGS...\n"
+      "\n"
+      "Talks to the cluster-mode registry through the registry plugin (loaded for the\n"
+      "repository type, `Consul` unless --config names another). Keys are absolute paths\n"
+      "such as /metadata/sharding_db, relative to the namespace.\n"
+      "\nCommands:\n");
+  for (const Command& command : Commands()) {
+    const std::string head = absl::StrCat(command.name, " ", command.arguments);
+    // The summary starts in column 24; its continuation lines are indented to match.
+    std::printf("  %-21s %s", head.c_str(),
+                Wrapped(command.summary, std::string(24, ' ')).substr(24).c_str());
+  }
+  std::printf("\nFlags (--flag=value or --flag value; '--' ends the flags):\n");
+  for (const FlagSpec& flag : kFlags) {
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(flag.variable, &info)) continue;
+    std::string head = absl::StrCat("--", flag.name);
+    if (!info.default_value.empty()) absl::StrAppend(&head, " (default ", info.default_value, ")");
+    std::printf("  %s\n%s", head.c_str(), Wrapped(info.description, "      ").c_str());
+  }
+  std::printf(
+      "  --help\n      print this help\n"
+      "\nWithout --config, --servers and --namespace fall back to the defaults shown.\n"
+      "\nExit status: 0 success; 1 negative answer (get/update/exists on an absent key, claim\n"
+      "of a key already held); 2 error (bad usage, unreachable server, refused request).\n"
+      "ephemeral and claim exit 0 after SIGINT/SIGTERM, once their key is removed.\n");
+}
+
+const FlagSpec* FindFlag(absl::string_view name) {
+  for (const FlagSpec& flag : kFlags) {
+    if (name == flag.name || name == flag.variable) return &flag;
+  }
+  return nullptr;
+}
+
+// Checks every flag before gflags sees them, so a bad flag is a usage error (exit 2) naming it
+// rather than gflags' own exit.
+int CheckFlags(int argc, char** argv, bool* help) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    absl::string_view name = arg.substr(arg[1] == '-' ? 2 : 1);
+    const bool has_value = absl::StrContains(name, '=');
+    name = name.substr(0, name.find('='));
+    if (name == "help" || name == "h" || name == "helpfull") {
+      *help = true;
+      continue;
+    }
+    if (FindFlag(name) == nullptr) return UsageError(absl::StrCat("unknown flag '", arg, "'"));
+    if (!has_value && ++i >= argc) {
+      return UsageError(absl::StrCat("flag '", arg, "' needs a value"));
+    }
+  }
+  return kExitOk;
+}
+
+bool FlagIsSet(const char* variable) {
+  gflags::CommandLineFlagInfo info;
+  return gflags::GetCommandLineFlagInfo(variable, &info) && !info.is_default;
+}
+
+std::string FlagValue(const char* variable) {
+  std::string value;
+  gflags::GetCommandLineOption(variable, &value);
+  return value;
+}
+
+int Run(int argc, char** argv) {
+  bool help = false;
+  if (int rc = CheckFlags(argc, argv, &help); rc != kExitOk) return rc;
+  if (help || (argc >= 2 && std::strcmp(argv[1], "help") == 0)) {
+    PrintHelp();
+    return kExitOk;
+  }
+  gflags::ParseCommandLineNonHelpFlags(&argc, &argv, /*remove_flags=*/true);
+  if (argc < 2) return UsageError("missing COMMAND");
+  const Command* command = FindCommand(argv[1]);
+  if (command == nullptr) return UsageError(absl::StrCat("unknown command '", argv[1], "'"));
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (static_cast<int>(args.size()) != command->argument_count) {
+    return UsageError(absl::StrCat(
+        "'", command->name, "' takes ", command->arguments, " (", command->argument_count,
+        " argument", command->argument_count == 1 ? "" : "s", "), got ", args.size()));
+  }
+
+  // Capture signals before connecting, so one arriving while the key is written still ends in
+  // a clean close rather than a killed process.
+  std::unique_ptr<SignalPipe> signals;
+  if (command->holds) {
+    absl::StatusOr<std::unique_ptr<SignalPipe>> installed = SignalPipe::Install();
+    if (!installed.ok()) return ReportError(stderr, "signals", installed.status());
+    signals = std::move(*installed);
+  }
+
+  // The repository type decides which plugin to load.
+  std::string type = kDefaultType;
+  if (FlagIsSet("config")) {  // parsed again by the plugin; here only its `type:` matters
+    absl::StatusOr<conf::RegistryConfig> config = conf::LoadRegistryYamlFile(FLAGS_config);
+    if (!config.ok()) return ReportError(stderr, "--config", config.status());
+    type = config->repository_type;
+  }
+  std::vector<std::string> search_path;
+  if (!FLAGS_plugin_dir.empty()) search_path.push_back(FLAGS_plugin_dir);
+  for (std::string& dir : plugin::DefaultPluginSearchPath()) search_path.push_back(std::move(dir));
+  absl::StatusOr<std::shared_ptr<plugin::PluginLibrary>> library =
+      plugin::LoadPluginForType(type, search_path);
+  if (!library.ok()) return ReportError(stderr, "plugin", library.status());
+
+  // Flags override the file; without a file they (or their defaults) are the whole config.
+  const bool from_file = FlagIsSet("config");
+  plugin::PropList props;
+  for (const FlagSpec& flag : kFlags) {
+    if (flag.prop == nullptr) continue;
+    if (FlagIsSet(flag.variable) || (!from_file && flag.default_is_prop)) {
+      props.emplace_back(flag.prop, FlagValue(flag.variable));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<plugin::PluginRepository>> repository =
+      from_file ? (*library)->CreateFromYamlFile(FLAGS_config, props)
+                : (*library)->CreateFromProps(props);
+  if (!repository.ok()) return ReportError(stderr, "config", repository.status());
+
+  const CommandContext context{repository->get(), stdout, stderr, signals.get()};
+  const int rc = command->run(context, args);
+  // Close explicitly so a failure to remove ephemeral keys is visible; destroy would hide it.
+  if (absl::Status closed = (*repository)->Close(); !closed.ok() && rc == kExitOk) {
+    return ReportError(stderr, "close", closed);
+  }
+  return rc;
+}
+
+}  // namespace
+}  // namespace registry::tools
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("registryctl [FLAGS] COMMAND ARGS... (see --help)");
+  const int rc = registry::tools::Run(argc, argv);
+  gflags::ShutDownCommandLineFlags();
+  return rc;
+}
