@@ -36,7 +36,7 @@ enum class TxnVerb {
   kLock,            // write and acquire with session
   kUnlock,          // write and release session's lock
   kGet,             // read key; fails the txn if absent
-  kGetOrEmpty,      // read key; no result and no failure if absent
+  kGetOrEmpty,      // read key; absent -> an entry holding only the key, no failure
   kGetTree,         // read every key under the prefix
   kCheckIndex,      // fail unless ModifyIndex == index
   kCheckSession,    // fail unless the key is held by session
@@ -80,12 +80,15 @@ struct TxnError {
 
 struct TxnResult {
   bool committed = false;
-  // committed: the entries produced by the ops, in op order (reads return entries; writes
-  // return the written entry with an empty value; deletes and checks return nothing).
+  // committed: the entries produced by the ops, in op order, as Consul returns them: reads
+  // return entries (get-or-empty of an absent key: an entry holding only the key); writes,
+  // check-index and check-session return the entry with an empty value; deletes and
+  // check-not-exists return nothing.
   std::vector<DirEntry> results;
   // !committed: why, per failed op.
   std::vector<TxnError> errors;
-  // Present when the server sent query headers (read-only transactions).
+  // Present only if the server sent X-Consul-Index. Consul sends none for transactions, so
+  // do not rely on it.
   std::optional<QueryMeta> meta;
 };
 

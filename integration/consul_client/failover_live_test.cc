@@ -1,0 +1,191 @@
+// Live ACL, datacenter and failover behaviour of registry::consul::Client: dead servers,
+// "No cluster leader" bursts and dropped connections injected by the dev server.
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "integration/consul_client/live_fixture.h"
+#include "registry/consul/errors.h"
+
+namespace registry::consul::live {
+namespace {
+
+constexpr char kToken[] = "3f1c9e0a-acl-master-token";
+
+class AclLiveTest : public LiveClientTest {
+ protected:
+  void SetUp() override {
+    LiveClientTest::SetUp();
+    devserver::ServerOptions options = TestServerOptions();
+    options.acl_master_token = kToken;
+    secured_ = StartServer(options);
+    ASSERT_NE(secured_, nullptr);
+  }
+
+  std::unique_ptr<Client> ClientWithToken(const std::string& token) {
+    ClientOptions options;
+    options.servers = secured_->address();
+    options.token = token;
+    return NewClient(options);
+  }
+
+  std::unique_ptr<devserver::DevServer> secured_;
+};
+
+TEST_F(AclLiveTest, RequestWithoutTokenIsPermissionDenied) {
+  std::unique_ptr<Client> anonymous = ClientWithToken("");
+  absl::StatusOr<bool> put = anonymous->KvPut("secret", "v");
+  EXPECT_EQ(put.status().code(), absl::StatusCode::kPermissionDenied) << put.status();
+  EXPECT_EQ(HttpStatusOf(put.status()), 403);
+  absl::StatusOr<KvGetResult> get = anonymous->KvGet("secret");
+  EXPECT_EQ(get.status().code(), absl::StatusCode::kPermissionDenied) << get.status();
+}
+
+TEST_F(AclLiveTest, RequestWithTheTokenIsAccepted) {
+  std::unique_ptr<Client> trusted = ClientWithToken(kToken);
+  ASSERT_OK_AND_ASSIGN(bool put, trusted->KvPut("secret", "v"));
+  EXPECT_TRUE(put);
+  ASSERT_OK_AND_ASSIGN(KvGetResult get, trusted->KvGet("secret"));
+  ASSERT_TRUE(get.entry.has_value());
+  EXPECT_EQ(get.entry->value, "v");
+  ASSERT_OK_AND_ASSIGN(std::string session, trusted->CreateSession(PlainSession("s")));
+  EXPECT_FALSE(session.empty());
+}
+
+TEST_F(AclLiveTest, WrongTokenIsPermissionDeniedAndNeverEchoed) {
+  const std::string wrong = "wrong-token-8d2b";
+  std::unique_ptr<Client> intruder = ClientWithToken(wrong);
+  absl::StatusOr<bool> put = intruder->KvPut("secret", "v");
+  EXPECT_EQ(put.status().code(), absl::StatusCode::kPermissionDenied) << put.status();
+  EXPECT_FALSE(absl::StrContains(put.status().ToString(), wrong));
+}
+
+using FailoverLiveTest = LiveClientTest;
+
+TEST_F(FailoverLiveTest, DeadFirstServerIsSkippedAndTheLiveOneAnswers) {
+  const int dead = ClosedPort();
+  ASSERT_GT(dead, 0);
+  ClientOptions options;
+  options.servers = absl::StrCat("127.0.0.1:", dead, ",", server().address());
+  options.connect_timeout = absl::Seconds(2);
+  std::unique_ptr<Client> failover = NewClient(options);
+  ASSERT_OK_AND_ASSIGN(bool put, failover->KvPut("k", "v"));
+  EXPECT_TRUE(put);
+  EXPECT_EQ(Lookup("k")->value, "v");
+  EXPECT_EQ(failover->PreferredServer(), BaseUrl(server()));
+  ASSERT_OK_AND_ASSIGN(KvGetResult get, failover->KvGet("k"));  // straight to the live one
+  EXPECT_EQ(get.entry->value, "v");
+}
+
+TEST_F(FailoverLiveTest, OnlyDeadServersSurfaceUnavailable) {
+  ClientOptions options;
+  options.servers = absl::StrCat("127.0.0.1:", ClosedPort(), ",127.0.0.1:", ClosedPort());
+  std::unique_ptr<Client> dead = NewClient(options);
+  absl::StatusOr<KvGetResult> get = dead->KvGet("k");
+  EXPECT_EQ(get.status().code(), absl::StatusCode::kUnavailable) << get.status();
+}
+
+TEST_F(FailoverLiveTest, NoClusterLeaderOnTheFirstServerFailsOverToTheSecond) {
+  std::unique_ptr<devserver::DevServer> second = StartServer(TestServerOptions());
+  ASSERT_NE(second, nullptr);
+  ClientOptions options;
+  options.servers = absl::StrCat(server().address(), ",", second->address());
+  std::unique_ptr<Client> failover = NewClient(options);
+  server().FailNextRequests(1);
+  ASSERT_OK_AND_ASSIGN(bool put, failover->KvPut("k", "v"));
+  EXPECT_TRUE(put);
+  EXPECT_FALSE(Lookup("k").has_value());  // the first server refused it
+  EXPECT_EQ(failover->PreferredServer(), BaseUrl(*second));
+  EXPECT_EQ(RequestCount(*second, "kv.put"), 1u);
+}
+
+TEST_F(FailoverLiveTest, NoClusterLeaderBurstSurfacesUnavailableUntilItPasses) {
+  server().FailNextRequests(2);
+  absl::StatusOr<KvGetResult> first = client().KvGet("k");
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
+  EXPECT_EQ(HttpStatusOf(first.status()), 500);
+  EXPECT_TRUE(absl::StrContains(first.status().message(), "No cluster leader"));
+  absl::StatusOr<bool> second = client().KvPut("k", "v");
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+  ASSERT_OK_AND_ASSIGN(bool third, client().KvPut("k", "v"));
+  EXPECT_TRUE(third);
+}
+
+TEST_F(FailoverLiveTest, DroppedConnectionFailsABlockedReadOnAFreshConnectionWithUnavailable) {
+  const uint64_t index = Put("quiet", "v");
+  ClientOptions options;
+  options.servers = server().address();
+  std::unique_ptr<Client> fresh = NewClient(options);  // no connection to reuse yet
+  const uint64_t gets = RequestCount(server(), "kv.get");
+  AsyncCall<absl::StatusOr<KvGetResult>> read([&fresh, index](Canceller* canceller) {
+    return fresh->KvGet("quiet", {.index = index, .wait = absl::Seconds(60)}, canceller);
+  });
+  ASSERT_TRUE(AwaitRequestCount(server(), "kv.get", gets + 1));
+  server().DropAllConnections();
+  ASSERT_TRUE(read.Done(absl::Seconds(2))) << "still blocked after the connection dropped";
+  absl::StatusOr<KvGetResult> result = read.Get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  ASSERT_OK(fresh->KvPut("quiet", "after").status());  // a new connection works
+}
+
+TEST_F(FailoverLiveTest, DroppedReusedConnectionNeverLeavesABlockedReadStuck) {
+  const uint64_t index = Put("quiet", "v");  // leaves a keep-alive connection to reuse
+  const uint64_t gets = RequestCount(server(), "kv.get");
+  AsyncCall<absl::StatusOr<KvGetResult>> read([this, index](Canceller* canceller) {
+    return client().KvGet("quiet", {.index = index, .wait = absl::Seconds(60)}, canceller);
+  });
+  ASSERT_TRUE(AwaitRequestCount(server(), "kv.get", gets + 1));
+  server().DropAllConnections();
+  // libcurl may resend a request whose reused connection died before any reply; then the resent
+  // read blocks again and must still see the next write.
+  ASSERT_OK(client().KvPut("quiet", "after").status());
+  ASSERT_TRUE(read.Done(absl::Seconds(2))) << "still blocked after the drop and a write";
+  absl::StatusOr<KvGetResult> result = read.Get();
+  if (result.ok()) {
+    ASSERT_TRUE(result->entry.has_value());
+    EXPECT_EQ(result->entry->value, "after");
+  } else {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  }
+}
+
+TEST_F(FailoverLiveTest, DroppedConnectionOnTheFirstServerFailsAReadOverToTheSecond) {
+  std::unique_ptr<devserver::DevServer> second = StartServer(TestServerOptions());
+  ASSERT_NE(second, nullptr);
+  ClientOptions options;
+  options.servers = absl::StrCat(server().address(), ",", second->address());
+  std::unique_ptr<Client> failover = NewClient(options);
+  ASSERT_GT(Put("k", "first"), 0u);
+  server().DropNextConnections(1);
+  ASSERT_OK_AND_ASSIGN(KvGetResult get, failover->KvGet("k"));
+  EXPECT_FALSE(get.entry.has_value());  // answered by the second, empty server
+  EXPECT_EQ(failover->PreferredServer(), BaseUrl(*second));
+}
+
+TEST_F(FailoverLiveTest, UnknownDatacenterIsAnErrorNamingTheMissingPath) {
+  ClientOptions options;
+  options.servers = server().address();
+  options.datacenter = "dc-nowhere";
+  std::unique_ptr<Client> remote = NewClient(options);
+  absl::StatusOr<KvGetResult> get = remote->KvGet("k");
+  ASSERT_FALSE(get.ok());
+  EXPECT_EQ(HttpStatusOf(get.status()), 500);
+  EXPECT_TRUE(absl::StrContains(get.status().message(), "No path to datacenter")) << get.status();
+  absl::StatusOr<bool> put = remote->KvPut("k", "v");
+  EXPECT_FALSE(put.ok());
+  EXPECT_FALSE(Lookup("k").has_value());
+}
+
+TEST_F(FailoverLiveTest, KnownDatacenterIsAccepted) {
+  ClientOptions options;
+  options.servers = server().address();
+  options.datacenter = "dc1";
+  std::unique_ptr<Client> local = NewClient(options);
+  ASSERT_OK_AND_ASSIGN(bool put, local->KvPut("k", "v"));
+  EXPECT_TRUE(put);
+}
+
+}  // namespace
+}  // namespace registry::consul::live

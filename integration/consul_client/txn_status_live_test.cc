@@ -1,0 +1,159 @@
+// Live transactions and the status endpoint through registry::consul::Client.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "integration/consul_client/live_fixture.h"
+
+namespace registry::consul::live {
+namespace {
+
+using TxnLiveTest = LiveClientTest;
+
+TEST_F(TxnLiveTest, CommittedTransactionAppliesEveryOperationAtOneIndex) {
+  const uint64_t config_index = Put("t/config", "c1");
+  ASSERT_GT(Put("t/old/x", "1"), 0u);
+  ASSERT_GT(Put("t/old/y", "2"), 0u);
+  const std::vector<TxnOp> ops = {
+      TxnOp::CheckIndex("t/config", config_index),
+      TxnOp::Set("t/a", "A", 5),
+      TxnOp::Set("t/b", "B"),
+      TxnOp::DeleteTree("t/old/"),
+      TxnOp::Get("t/config"),
+  };
+  ASSERT_OK_AND_ASSIGN(TxnResult txn, client().Txn(ops));
+  ASSERT_TRUE(txn.committed);
+  EXPECT_TRUE(txn.errors.empty());
+  // As in Consul: check-index yields the checked entry (value blanked), writes the written entry
+  // (value blanked), get the entry; delete-tree yields nothing.
+  ASSERT_EQ(txn.results.size(), 4u);
+  EXPECT_EQ(txn.results[0].key, "t/config");
+  EXPECT_EQ(txn.results[0].value, "");
+  EXPECT_EQ(txn.results[1].key, "t/a");
+  EXPECT_EQ(txn.results[1].flags, 5u);
+  EXPECT_EQ(txn.results[1].value, "");
+  EXPECT_EQ(txn.results[2].key, "t/b");
+  EXPECT_EQ(txn.results[3].key, "t/config");
+  EXPECT_EQ(txn.results[3].value, "c1");
+
+  std::optional<DirEntry> a = Lookup("t/a");
+  std::optional<DirEntry> b = Lookup("t/b");
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_EQ(a->value, "A");
+  EXPECT_EQ(b->value, "B");
+  EXPECT_EQ(a->modify_index, b->modify_index);
+  EXPECT_EQ(txn.results[1].modify_index, a->modify_index);
+  ASSERT_OK_AND_ASSIGN(KvListResult old, client().KvList("t/old/"));
+  EXPECT_TRUE(old.entries.empty());
+}
+
+TEST_F(TxnLiveTest, FailingOperationRollsBackTheWholeTransactionAndNamesTheOp) {
+  const uint64_t config_index = Put("t/config", "c1");
+  ASSERT_GT(Put("t/keep", "k"), 0u);
+  const std::vector<TxnOp> ops = {
+      TxnOp::Set("t/new", "N"),
+      TxnOp::CheckIndex("t/config", config_index + 1000),
+      TxnOp::Delete("t/keep"),
+  };
+  ASSERT_OK_AND_ASSIGN(TxnResult txn, client().Txn(ops));
+  EXPECT_FALSE(txn.committed);
+  EXPECT_TRUE(txn.results.empty());
+  ASSERT_EQ(txn.errors.size(), 1u);
+  EXPECT_EQ(txn.errors[0].op_index, 1u);
+  EXPECT_TRUE(absl::StrContains(txn.errors[0].what, "t/config")) << txn.errors[0].what;
+  EXPECT_FALSE(Lookup("t/new").has_value());
+  EXPECT_TRUE(Lookup("t/keep").has_value());
+  EXPECT_EQ(Lookup("t/config")->modify_index, config_index);
+}
+
+TEST_F(TxnLiveTest, GetTreeReadsEveryEntryUnderThePrefix) {
+  ASSERT_GT(Put("t/tree/1", "one"), 0u);
+  ASSERT_GT(Put("t/tree/2", "two"), 0u);
+  ASSERT_GT(Put("t/treetop", "no"), 0u);
+  const std::vector<TxnOp> ops = {TxnOp::GetTree("t/tree/")};
+  ASSERT_OK_AND_ASSIGN(TxnResult txn, client().Txn(ops));
+  ASSERT_TRUE(txn.committed);
+  ASSERT_EQ(txn.results.size(), 2u);
+  EXPECT_EQ(txn.results[0].key, "t/tree/1");
+  EXPECT_EQ(txn.results[0].value, "one");
+  EXPECT_EQ(txn.results[1].key, "t/tree/2");
+}
+
+TEST_F(TxnLiveTest, LockAndCheckSessionFenceAWriteOnTheHolder) {
+  const std::string holder = NewSession(PlainSession("holder"));
+  const std::string rival = NewSession(PlainSession("rival"));
+  const std::vector<TxnOp> lock = {TxnOp::Lock("t/lock", "held", holder)};
+  ASSERT_OK_AND_ASSIGN(TxnResult locked, client().Txn(lock));
+  ASSERT_TRUE(locked.committed);
+  EXPECT_EQ(Lookup("t/lock")->session, holder);
+
+  const std::vector<TxnOp> fenced_by_rival = {TxnOp::CheckSession("t/lock", rival),
+                                              TxnOp::Set("t/data", "rival")};
+  ASSERT_OK_AND_ASSIGN(TxnResult refused, client().Txn(fenced_by_rival));
+  EXPECT_FALSE(refused.committed);
+  EXPECT_FALSE(Lookup("t/data").has_value());
+
+  const std::vector<TxnOp> fenced_by_holder = {TxnOp::CheckSession("t/lock", holder),
+                                               TxnOp::Set("t/data", "holder")};
+  ASSERT_OK_AND_ASSIGN(TxnResult applied, client().Txn(fenced_by_holder));
+  EXPECT_TRUE(applied.committed);
+  EXPECT_EQ(Lookup("t/data")->value, "holder");
+}
+
+TEST_F(TxnLiveTest, CasCheckNotExistsAndDeleteCasApplyOnlyOnTheExpectedState) {
+  const uint64_t index = Put("t/c", "v1");
+  const std::vector<TxnOp> ops = {TxnOp::Cas("t/c", "v2", index), TxnOp::CheckNotExists("t/n"),
+                                  TxnOp::GetOrEmpty("t/n")};
+  ASSERT_OK_AND_ASSIGN(TxnResult txn, client().Txn(ops));
+  ASSERT_TRUE(txn.committed);
+  // As in Consul: cas yields the written entry, check-not-exists nothing, and get-or-empty of an
+  // absent key an entry holding only the key.
+  ASSERT_EQ(txn.results.size(), 2u);
+  EXPECT_EQ(txn.results[0].key, "t/c");
+  EXPECT_EQ(txn.results[1].key, "t/n");
+  EXPECT_EQ(txn.results[1].value, "");
+  EXPECT_EQ(txn.results[1].create_index, 0u);
+  const uint64_t updated = Lookup("t/c")->modify_index;
+  EXPECT_EQ(Lookup("t/c")->value, "v2");
+
+  const std::vector<TxnOp> stale = {TxnOp::DeleteCas("t/c", index)};
+  ASSERT_OK_AND_ASSIGN(TxnResult refused, client().Txn(stale));
+  EXPECT_FALSE(refused.committed);
+  ASSERT_EQ(refused.errors.size(), 1u);
+  EXPECT_EQ(refused.errors[0].op_index, 0u);
+
+  const std::vector<TxnOp> current = {TxnOp::DeleteCas("t/c", updated)};
+  ASSERT_OK_AND_ASSIGN(TxnResult deleted, client().Txn(current));
+  EXPECT_TRUE(deleted.committed);
+  EXPECT_FALSE(Lookup("t/c").has_value());
+}
+
+TEST_F(TxnLiveTest, TooManyOperationsAreRefusedWithoutARequest) {
+  std::vector<TxnOp> ops;
+  for (size_t i = 0; i <= kMaxTxnOps; ++i) ops.push_back(TxnOp::Set("t/k", "v"));
+  absl::StatusOr<TxnResult> txn = client().Txn(ops);
+  EXPECT_EQ(txn.status().code(), absl::StatusCode::kInvalidArgument) << txn.status();
+  EXPECT_EQ(RequestCount(server(), "txn"), 0u);
+}
+
+TEST_F(TxnLiveTest, MaximumNumberOfOperationsIsAccepted) {
+  std::vector<TxnOp> ops;
+  for (size_t i = 0; i < kMaxTxnOps; ++i) ops.push_back(TxnOp::Set(absl::StrCat("t/k", i), "v"));
+  ASSERT_OK_AND_ASSIGN(TxnResult txn, client().Txn(ops));
+  EXPECT_TRUE(txn.committed);
+  ASSERT_OK_AND_ASSIGN(KvKeysResult keys, client().KvKeys("t/"));
+  EXPECT_EQ(keys.keys.size(), kMaxTxnOps);
+}
+
+using StatusLiveTest = LiveClientTest;
+
+TEST_F(StatusLiveTest, LeaderNamesTheServerRpcAddress) {
+  ASSERT_OK_AND_ASSIGN(std::string leader, client().Leader());
+  EXPECT_FALSE(leader.empty());
+  EXPECT_TRUE(absl::EndsWith(leader, ":8300")) << leader;
+}
+
+}  // namespace
+}  // namespace registry::consul::live
