@@ -1,0 +1,208 @@
+// integration/lock/lock_basics_test.cc
+//
+// Two-tier locks against the in-process dev server: request counts, reentrancy, timeout
+// accuracy, mutual exclusion between threads and between instances, fenced writes.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/lock/lock_fixture.h"
+#include "lock/lock_manager.h"
+
+namespace registry::lock::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST_F(LockTest, UncontendedLockAndUnlockCostOneAcquireAndOneRelease) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "schema/db1");
+  ASSERT_TRUE(lock->Lock().ok());  // first use: creates the instance session
+  ASSERT_TRUE(lock->Unlock().ok());
+  server().ResetRequestCounts();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(lock->Lock().ok());
+    EXPECT_FALSE(HolderOf(*lock).empty());
+    ASSERT_TRUE(lock->Unlock().ok());
+  }
+  EXPECT_EQ(Requests("kv.put"), 10u);
+  EXPECT_EQ(Requests("kv.get"), 5u);  // only the test's own HolderOf() reads
+  EXPECT_EQ(Requests("session.create"), 0u);
+  EXPECT_EQ(Requests("txn"), 0u);
+  EXPECT_EQ(HolderOf(*lock), "");
+}
+
+TEST_F(LockTest, ReentryByTheHoldingThreadMakesNoRequest) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "reentrant");
+  ASSERT_TRUE(lock->Lock().ok());
+  server().ResetRequestCounts();
+  ASSERT_TRUE(lock->Lock().ok());
+  absl::StatusOr<bool> again = lock->TryLock(absl::Milliseconds(10));
+  ASSERT_TRUE(again.ok() && *again);
+  EXPECT_EQ(lock->HoldCount(), 3);
+  ASSERT_TRUE(lock->Unlock().ok());
+  ASSERT_TRUE(lock->Unlock().ok());
+  EXPECT_EQ(Requests("kv.put"), 0u);
+  EXPECT_FALSE(HolderOf(*lock).empty());  // still held: one hold left
+  ASSERT_TRUE(lock->Unlock().ok());
+  EXPECT_EQ(HolderOf(*lock), "");
+}
+
+TEST_F(LockTest, TryLockTimeoutIsNeverEarlyAndAtMostFiftyMillisecondsLate) {
+  auto holder_repository = NewRepository();
+  auto holder_manager = NewManager(*holder_repository);
+  auto held = GetLock(*holder_manager, "busy");
+  ASSERT_TRUE(held->Lock().ok());
+
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "busy");
+  for (absl::Duration timeout :
+       {absl::Milliseconds(100), absl::Milliseconds(350), absl::Milliseconds(900)}) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<bool> acquired = lock->TryLock(timeout);
+    const absl::Duration took = absl::Now() - start;
+    ASSERT_TRUE(acquired.ok()) << acquired.status();
+    EXPECT_FALSE(*acquired);
+    EXPECT_GE(took, timeout);
+    EXPECT_LE(took, timeout + absl::Milliseconds(50)) << "timeout " << timeout;
+    EXPECT_FALSE(lock->IsHeldByCurrentThread());
+    EXPECT_NE(HolderOf(*lock), "");
+  }
+  // The holder's session still holds the key: nothing of the waiter's was left behind.
+  EXPECT_EQ(HolderOf(*held), HolderOf(*lock));
+  ASSERT_TRUE(held->Unlock().ok());
+}
+
+TEST_F(LockTest, TryLockSucceedsWhenTheHolderReleasesBeforeTheDeadline) {
+  auto holder_repository = NewRepository();
+  auto holder_manager = NewManager(*holder_repository);
+  auto held = GetLock(*holder_manager, "handoff");
+  ASSERT_TRUE(held->Lock().ok());
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "handoff");
+
+  server().ResetRequestCounts();
+  absl::StatusOr<bool> acquired = false;
+  absl::Status unlocked;
+  std::thread waiter([&] {
+    acquired = lock->TryLock(kPatience);
+    if (acquired.ok() && *acquired) unlocked = lock->Unlock();
+  });
+  // Release once the waiter blocks on the key (its acquire, its read, then the blocking read);
+  // the release wakes it, and an explicit release sets no lock-delay.
+  const absl::Time deadline = absl::Now() + kPatience;
+  while (Requests("kv.get") < 2 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  const absl::Time released = absl::Now();
+  ASSERT_TRUE(held->Unlock().ok());
+  waiter.join();
+  ASSERT_TRUE(acquired.ok()) << acquired.status();
+  EXPECT_TRUE(*acquired);
+  EXPECT_TRUE(unlocked.ok()) << unlocked;
+  EXPECT_LT(absl::Now() - released, absl::Seconds(1));
+}
+
+TEST_F(LockTest, ThreadsOfOneProcessAreMutuallyExclusive) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "counter");
+  int counter = 0;  // deliberately not atomic: only the lock protects it
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kRounds; ++i) {
+        ASSERT_TRUE(lock->Lock().ok());
+        if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+        const int seen = counter;
+        std::this_thread::yield();
+        counter = seen + 1;
+        inside.fetch_sub(1);
+        ASSERT_TRUE(lock->Unlock().ok());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(counter, kThreads * kRounds);
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(HolderOf(*lock), "");
+}
+
+TEST_F(LockTest, TwoInstancesContendingExcludeEachOther) {
+  auto first_repository = NewRepository();
+  auto second_repository = NewRepository();
+  auto first = NewManager(*first_repository);
+  auto second = NewManager(*second_repository);
+  std::vector<std::shared_ptr<DistributedLock>> locks = {GetLock(*first, "shared"),
+                                                         GetLock(*second, "shared")};
+  // Exclusion between instances comes from Consul only, so the shared state is atomic for the
+  // race detector's sake, but read and written in two steps: an overlap would lose updates.
+  std::atomic<int> counter{0};
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  constexpr int kThreadsPerInstance = 2;
+  constexpr int kRounds = 15;
+  std::vector<std::thread> threads;
+  for (const auto& lock : locks) {
+    for (int t = 0; t < kThreadsPerInstance; ++t) {
+      threads.emplace_back([&, lock] {
+        for (int i = 0; i < kRounds; ++i) {
+          ASSERT_TRUE(lock->Lock().ok());
+          if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+          const int seen = counter.load();
+          std::this_thread::yield();
+          counter.store(seen + 1);
+          inside.fetch_sub(1);
+          ASSERT_TRUE(lock->Unlock().ok());
+        }
+      });
+    }
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(counter.load(), 2 * kThreadsPerInstance * kRounds);
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
+TEST_F(LockTest, FencedWritesApplyWhileTheLockIsHeld) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "schema");
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(PersistIfHeld(*lock, "/metadata/db1/version", "7").ok());
+  ASSERT_TRUE(PersistIfHeld(*lock, "/metadata/db1/tables/t1", "x").ok());
+  EXPECT_EQ(repository->Get("/metadata/db1/version").value(), "7");
+  ASSERT_TRUE(DeleteIfHeld(*lock, "/metadata/db1").ok());
+  EXPECT_EQ(repository->Get("/metadata/db1/tables/t1").value(), std::nullopt);
+  ASSERT_TRUE(lock->Unlock().ok());
+  absl::Status after = PersistIfHeld(*lock, "/metadata/db1/version", "8");
+  EXPECT_TRUE(absl::IsFailedPrecondition(after)) << after;
+  EXPECT_THAT(after.message(), HasSubstr("lock 'schema'"));
+}
+
+TEST_F(LockTest, LockKeysDoNotCollideWithRepositoryKeys) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "a");
+  ASSERT_TRUE(repository->Persist("/lock/a", "user value").ok());
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(repository->Persist("/lock/a", "changed").ok());
+  EXPECT_EQ(repository->Get("/lock/a").value(), "changed");
+  EXPECT_FALSE(HolderOf(*lock).empty());
+  EXPECT_FALSE(lock->lost());
+  ASSERT_TRUE(lock->Unlock().ok());
+}
+
+}  // namespace
+}  // namespace registry::lock::testing

@@ -1,0 +1,94 @@
+// integration/lock/lock_fixture.cc
+#include "integration/lock/lock_fixture.h"
+
+#include <utility>
+
+namespace registry::lock::testing {
+
+void LockTest::SetUp() {
+  devserver::ServerOptions options;
+  options.http_addr = "127.0.0.1:0";
+  options.session_ttl_min = absl::Seconds(1);
+  options.enable_fault_injection = true;
+  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
+      devserver::DevServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+  consul::ClientOptions client;
+  client.servers = server_->address();
+  client.request_timeout = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  raw_ = *std::move(raw);
+}
+
+void LockTest::TearDown() {
+  raw_.reset();
+  if (server_ != nullptr) server_->Stop();
+}
+
+ConsulRepositoryOptions LockTest::RepositoryOptions() {
+  ConsulRepositoryOptions options;
+  options.client.servers = server_->address();
+  options.client.request_timeout = absl::Seconds(5);
+  options.namespace_name = "locks";
+  options.session_ttl = absl::Seconds(1);
+  options.session_lock_delay = kLockDelay;
+  options.lock_retry = absl::Milliseconds(50);
+  options.block_query_wait = absl::Seconds(5);
+  return options;
+}
+
+std::unique_ptr<Repository> LockTest::NewRepository() {
+  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(RepositoryOptions());
+  EXPECT_TRUE(repository.ok()) << repository.status();
+  return repository.ok() ? *std::move(repository) : nullptr;
+}
+
+std::unique_ptr<LockManager> LockTest::NewManager(Repository& repository,
+                                                  LockManagerOptions options) {
+  absl::StatusOr<std::unique_ptr<LockManager>> manager =
+      NewLockManager(repository, std::move(options));
+  EXPECT_TRUE(manager.ok()) << manager.status();
+  return manager.ok() ? *std::move(manager) : nullptr;
+}
+
+std::shared_ptr<DistributedLock> LockTest::GetLock(LockManager& manager, const std::string& name) {
+  absl::StatusOr<std::shared_ptr<DistributedLock>> lock = manager.GetLock(name);
+  EXPECT_TRUE(lock.ok()) << lock.status();
+  return lock.ok() ? *lock : nullptr;
+}
+
+std::string LockTest::HolderOf(const DistributedLock& lock) {
+  absl::StatusOr<consul::KvGetResult> result = raw_->KvGet(lock.consul_key());
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok() || !result->entry.has_value()) return "";
+  return result->entry->session;
+}
+
+uint64_t LockTest::Requests(const std::string& endpoint) {
+  const std::map<std::string, uint64_t> counts = server_->RequestCounts();
+  auto it = counts.find(endpoint);
+  return it == counts.end() ? 0 : it->second;
+}
+
+DistributedLock::LostListener LossRecorder::Listener() {
+  return [this](const std::string& name, const absl::Status& reason) {
+    absl::MutexLock lock(&mu_);
+    reasons_.push_back(std::string(reason.message()));
+  };
+}
+
+bool LossRecorder::AwaitCount(size_t count, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto reached = [this, count]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return reasons_.size() >= count; };
+  return mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
+}
+
+std::vector<std::string> LossRecorder::reasons() {
+  absl::MutexLock lock(&mu_);
+  return reasons_;
+}
+
+}  // namespace registry::lock::testing

@@ -1,0 +1,70 @@
+// integration/lock/lock_fixture.h
+//
+// Fixture of the lock integration tests: a dev server started in-process on port 0 (1 s minimum
+// session TTL, fault controls), repositories with a 1 s TTL and a short lock-delay against it,
+// their lock managers, a raw client to inspect or tamper with lock keys, and a recorder of lost
+// notifications that tests wait on with deadlines.
+#ifndef INTEGRATION_LOCK_LOCK_FIXTURE_H_
+#define INTEGRATION_LOCK_LOCK_FIXTURE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "integration/devserver/dev_server.h"
+#include "lock/lock_manager.h"
+#include "registry/consul/client.h"
+#include "registry/consul_repository.h"
+#include "registry/repository.h"
+
+namespace registry::lock::testing {
+
+// Long enough for a loaded machine, short enough to fail fast.
+inline constexpr absl::Duration kPatience = absl::Seconds(10);
+// Lock-delay of every test repository's session.
+inline constexpr absl::Duration kLockDelay = absl::Milliseconds(600);
+
+class LockTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // TTL 1 s, lock-delay kLockDelay, lock retry 50 ms, blocking wait 5 s, namespace "locks".
+  ConsulRepositoryOptions RepositoryOptions();
+  std::unique_ptr<Repository> NewRepository();
+  std::unique_ptr<LockManager> NewManager(Repository& repository, LockManagerOptions options = {});
+  // manager.GetLock(name), failing the test on error.
+  std::shared_ptr<DistributedLock> GetLock(LockManager& manager, const std::string& name);
+
+  // The session holding the lock key of `lock`, "" if unlocked or absent.
+  std::string HolderOf(const DistributedLock& lock);
+  // The request counters of `endpoint` ("kv.put", "kv.get", "txn", "session.create", ...).
+  uint64_t Requests(const std::string& endpoint);
+
+  devserver::DevServer& server() { return *server_; }
+  consul::Client& raw() { return *raw_; }
+
+ private:
+  std::unique_ptr<devserver::DevServer> server_;
+  std::unique_ptr<consul::Client> raw_;
+};
+
+// Records lost notifications; Await waits for the n-th with a deadline.
+class LossRecorder {
+ public:
+  DistributedLock::LostListener Listener();
+  bool AwaitCount(size_t count, absl::Duration timeout = kPatience);
+  std::vector<std::string> reasons();
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> reasons_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace registry::lock::testing
+
+#endif  // INTEGRATION_LOCK_LOCK_FIXTURE_H_

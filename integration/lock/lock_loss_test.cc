@@ -1,0 +1,159 @@
+// integration/lock/lock_loss_test.cc
+//
+// Lock-delay, loss of a held lock (session expiry, key deletion), fencing after a loss, and
+// closing a repository under waiting threads, against the in-process dev server.
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/lock/lock_fixture.h"
+#include "lock/lock_manager.h"
+
+namespace registry::lock::testing {
+namespace {
+
+using ::testing::Each;
+using ::testing::HasSubstr;
+
+// Polls `count` (a request counter, a queue length) until it reaches `at_least`.
+bool AwaitAtLeast(const std::function<uint64_t()>& count, uint64_t at_least) {
+  const absl::Time deadline = absl::Now() + kPatience;
+  while (count() < at_least) {
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+TEST_F(LockTest, LockDelayAfterTheHolderSessionIsDestroyedIsWaitedOutOnATimer) {
+  auto holder_repository = NewRepository();
+  auto holder_manager = NewManager(*holder_repository);
+  auto held = GetLock(*holder_manager, "delayed");
+  ASSERT_TRUE(held->Lock().ok());
+
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "delayed");
+  server().ResetRequestCounts();
+  absl::Status locked;
+  absl::Time acquired_at;
+  std::thread waiter([&] {
+    locked = lock->Lock();
+    acquired_at = absl::Now();
+    if (locked.ok()) locked = lock->Unlock();
+  });
+  ASSERT_TRUE(AwaitAtLeast([&] { return Requests("kv.get"); }, 2));  // blocked on the key
+
+  // Closing destroys the holder's session: its key is deleted under lock-delay.
+  const absl::Time destroyed_at = absl::Now();
+  ASSERT_TRUE(holder_repository->Close().ok());
+  waiter.join();
+  ASSERT_TRUE(locked.ok()) << locked;
+  EXPECT_GE(acquired_at - destroyed_at, kLockDelay);
+  EXPECT_LE(acquired_at - destroyed_at, kLockDelay + absl::Milliseconds(500));
+  EXPECT_TRUE(held->lost());
+  EXPECT_TRUE(held->Unlock().ok());
+}
+
+TEST_F(LockTest, ForcedSessionExpiryReportsTheHoldLostAndFencesWrites) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "expiring");
+  LossRecorder losses;
+  lock->AddLostListener(losses.Listener());
+  ASSERT_TRUE(lock->Lock().ok());
+  const std::string session = HolderOf(*lock);
+  ASSERT_FALSE(session.empty());
+
+  ASSERT_TRUE(server().ExpireSession(session).ok());
+  ASSERT_TRUE(losses.AwaitCount(1));
+  EXPECT_TRUE(lock->lost());
+  EXPECT_TRUE(lock->IsHeldByCurrentThread());  // until the holder unlocks
+  absl::Status fenced = PersistIfHeld(*lock, "/metadata/version", "2");
+  EXPECT_TRUE(absl::IsAborted(fenced)) << fenced;
+  EXPECT_THAT(fenced.message(), HasSubstr("lock 'expiring'"));
+  EXPECT_EQ(repository->Get("/metadata/version").value(), std::nullopt);
+  ASSERT_TRUE(lock->Unlock().ok());
+
+  // The next acquisition uses the instance's new session (after the old one's lock-delay).
+  ASSERT_TRUE(lock->Lock().ok());
+  EXPECT_FALSE(lock->lost());
+  EXPECT_NE(HolderOf(*lock), session);
+  EXPECT_TRUE(PersistIfHeld(*lock, "/metadata/version", "2").ok());
+  ASSERT_TRUE(lock->Unlock().ok());
+  EXPECT_EQ(losses.reasons().size(), 1u);
+}
+
+TEST_F(LockTest, DeletingTheHeldLockKeyReportsTheHoldLost) {
+  auto repository = NewRepository();
+  LockManagerOptions options;
+  options.monitor_delay = absl::ZeroDuration();
+  auto manager = NewManager(*repository, options);
+  auto lock = GetLock(*manager, "deleted");
+  LossRecorder losses;
+  lock->AddLostListener(losses.Listener());
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(AwaitAtLeast([&] { return Requests("kv.get"); }, 1));  // monitor started
+
+  ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
+  ASSERT_TRUE(losses.AwaitCount(1));
+  EXPECT_THAT(losses.reasons(), Each(HasSubstr("deleted")));
+  EXPECT_TRUE(lock->lost());
+  EXPECT_TRUE(absl::IsAborted(DeleteIfHeld(*lock, "/metadata")));
+  ASSERT_TRUE(lock->Unlock().ok());
+}
+
+TEST_F(LockTest, ConsulRefusesAFencedWriteBeforeTheLossIsNoticedLocally) {
+  auto repository = NewRepository();
+  LockManagerOptions options;
+  options.monitor_delay = absl::InfiniteDuration();  // nothing watches the key
+  auto manager = NewManager(*repository, options);
+  auto lock = GetLock(*manager, "fenced");
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
+  EXPECT_FALSE(lock->lost());
+
+  absl::Status fenced = PersistIfHeld(*lock, "/metadata/version", "3");
+  EXPECT_TRUE(absl::IsAborted(fenced)) << fenced;
+  EXPECT_THAT(fenced.message(), HasSubstr("no longer holds"));
+  EXPECT_EQ(repository->Get("/metadata/version").value(), std::nullopt);
+  EXPECT_TRUE(lock->lost());
+  ASSERT_TRUE(lock->Unlock().ok());
+}
+
+TEST_F(LockTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
+  auto holder_repository = NewRepository();
+  auto holder_manager = NewManager(*holder_repository);
+  auto held = GetLock(*holder_manager, "closing");
+  ASSERT_TRUE(held->Lock().ok());
+
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "closing");
+  server().ResetRequestCounts();
+  absl::Status remote_waiter;  // blocked on the key in Consul
+  absl::Status local_waiter;   // queued behind it in the process
+  std::thread first([&] { remote_waiter = lock->Lock(); });
+  ASSERT_TRUE(AwaitAtLeast([&] { return Requests("kv.get"); }, 2));
+  std::thread second([&] { local_waiter = lock->Lock(); });
+  ASSERT_TRUE(AwaitAtLeast([&] { return uint64_t(lock->QueueLength()); }, 1));
+
+  const absl::Time closed_at = absl::Now();
+  ASSERT_TRUE(repository->Close().ok());
+  first.join();
+  second.join();
+  EXPECT_LT(absl::Now() - closed_at, absl::Seconds(1));
+  EXPECT_TRUE(absl::IsFailedPrecondition(remote_waiter)) << remote_waiter;
+  EXPECT_TRUE(absl::IsFailedPrecondition(local_waiter)) << local_waiter;
+  EXPECT_THAT(remote_waiter.message(), HasSubstr("closed"));
+  EXPECT_FALSE(lock->IsHeldByCurrentThread());
+  EXPECT_NE(HolderOf(*held), "");  // the other instance still holds it
+  ASSERT_TRUE(held->Unlock().ok());
+}
+
+}  // namespace
+}  // namespace registry::lock::testing

@@ -1,0 +1,254 @@
+// lock/distributed_lock.cc
+//
+// DistributedLock: tier 1 (the process-local FIFO lock), hold bookkeeping, loss and listeners.
+// The Consul tier and fenced writes are in distributed_lock_consul.cc.
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "lock/lock_core.h"
+#include "lock/lock_manager.h"
+
+namespace registry::lock {
+namespace {
+
+// Ends a LockCore call when it goes out of scope.
+class CallScope {
+ public:
+  explicit CallScope(LockCore& core) : core_(core) {}
+  ~CallScope() { core_.EndCall(); }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  LockCore& core_;
+};
+
+}  // namespace
+
+DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string name, std::string key)
+    : core_(std::move(core)), name_(std::move(name)), key_(std::move(key)) {}
+
+DistributedLock::~DistributedLock() = default;
+
+absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status& status) const {
+  return absl::Status(status.code(), absl::StrCat(op, ": lock '", name_, "': ", status.message()));
+}
+
+absl::Status DistributedLock::Lock() {
+  absl::StatusOr<bool> acquired = Acquire(absl::InfiniteFuture(), "Lock");
+  if (!acquired.ok()) return acquired.status();
+  if (!*acquired) return absl::InternalError(absl::StrCat("Lock: lock '", name_, "': gave up"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> DistributedLock::TryLock(absl::Duration timeout) {
+  const absl::Time now = absl::Now();
+  return Acquire(timeout > absl::ZeroDuration() ? now + timeout : now, "TryLock");
+}
+
+absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::string_view op) {
+  const std::thread::id me = std::this_thread::get_id();
+  {
+    absl::MutexLock lock(&mu_);
+    if (owner_ == me && holds_ > 0) {
+      if (!lost_.ok()) {
+        return absl::AbortedError(absl::StrCat(op, ": lock '", name_,
+                                               "' was lost while held by this thread (",
+                                               lost_.message(), "); unlock it first"));
+      }
+      ++holds_;  // re-entry: no request
+      return true;
+    }
+    if (!closed_.ok()) return Prefixed(op, closed_);
+  }
+  if (!core_->BeginCall()) return Prefixed(op, core_->closed_status());
+  CallScope call(*core_);
+
+  // Tier 1: wait for this thread's turn (FIFO by ticket) and for the lock to be free.
+  {
+    absl::MutexLock lock(&mu_);
+    struct Turn {
+      DistributedLock* self;
+      uint64_t ticket;
+    } turn{this, next_ticket_++};
+    waiting_.insert(turn.ticket);
+    const absl::Condition ready(
+        +[](Turn* t) {
+          DistributedLock& self = *t->self;
+          return !self.closed_.ok() ||
+                 (self.owner_ == std::thread::id() && *self.waiting_.begin() == t->ticket);
+        },
+        &turn);
+    bool my_turn = true;
+    if (deadline == absl::InfiniteFuture()) {
+      mu_.Await(ready);
+    } else {
+      my_turn = mu_.AwaitWithDeadline(ready, deadline);
+    }
+    waiting_.erase(turn.ticket);
+    if (!closed_.ok()) return Prefixed(op, closed_);
+    if (!my_turn) return false;
+    owner_ = me;
+  }
+
+  // Tier 2: only this thread talks to Consul for this lock until it gives tier 1 back.
+  absl::StatusOr<std::optional<std::string>> session = AcquireRemote(deadline, op);
+  const uint64_t hold = session.ok() && session->has_value() ? core_->NextHoldId() : 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!session.ok() || !session->has_value() || !closed_.ok()) {
+      owner_ = std::thread::id();
+      if (!session.ok()) return session.status();
+      if (!closed_.ok()) return Prefixed(op, closed_);  // its session goes with the repository
+      return false;
+    }
+    holds_ = 1;
+    held_session_ = **session;
+    hold_id_ = hold;
+    lost_ = absl::OkStatus();
+  }
+  std::weak_ptr<DistributedLock> weak = weak_from_this();
+  core_->monitor().Watch(hold, key_, **session, absl::Now() + core_->options().monitor_delay,
+                         [weak, hold](const absl::Status& reason) {
+                           if (auto self = weak.lock()) self->MarkLost(hold, reason);
+                         });
+  // The session may have been lost while the acquire was in flight, before this hold existed
+  // for the session observer to see.
+  if (core_->IsSessionLost(**session)) {
+    MarkLost(hold,
+             absl::AbortedError(absl::StrCat("the instance session ", **session, " was lost")));
+  }
+  return true;
+}
+
+absl::Status DistributedLock::Unlock() {
+  const std::thread::id me = std::this_thread::get_id();
+  std::string session;
+  uint64_t hold = 0;
+  bool lost = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (owner_ != me || holds_ == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Unlock: lock '", name_, "' is not held by this thread"));
+    }
+    if (--holds_ > 0) return absl::OkStatus();
+    session = held_session_;
+    hold = hold_id_;
+    lost = !lost_.ok();
+  }
+  core_->monitor().Unwatch(hold);
+  absl::Status status;
+  // A lost hold has nothing to release; after close the session (or the manager) is gone.
+  if (!lost && core_->BeginCall()) {
+    CallScope call(*core_);
+    status = ReleaseRemote(session);
+  }
+  absl::MutexLock lock(&mu_);
+  owner_ = std::thread::id();  // tier 1 last: the next local waiter may go
+  held_session_.clear();
+  return status;
+}
+
+bool DistributedLock::IsHeldByCurrentThread() const {
+  absl::MutexLock lock(&mu_);
+  return owner_ == std::this_thread::get_id() && holds_ > 0;
+}
+
+int DistributedLock::HoldCount() const {
+  absl::MutexLock lock(&mu_);
+  return owner_ == std::this_thread::get_id() ? holds_ : 0;
+}
+
+int DistributedLock::QueueLength() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(waiting_.size());
+}
+
+bool DistributedLock::lost() const {
+  absl::MutexLock lock(&mu_);
+  return !lost_.ok();
+}
+
+absl::Status DistributedLock::lost_reason() const {
+  absl::MutexLock lock(&mu_);
+  return lost_;
+}
+
+int DistributedLock::AddLostListener(LostListener listener) {
+  absl::MutexLock lock(&mu_);
+  const int id = next_listener_id_++;
+  listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void DistributedLock::RemoveLostListener(int id) {
+  absl::MutexLock lock(&mu_);
+  listeners_.erase(id);
+  if (calling_thread_ == std::this_thread::get_id()) return;  // removing itself
+  struct Args {
+    DistributedLock* self;
+    int id;
+  } args{this, id};
+  mu_.Await(absl::Condition(
+      +[](Args* a) { return a->self->calling_listener_ != a->id; }, &args));
+}
+
+void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (hold_id != hold_id_ || holds_ == 0 || !lost_.ok()) return;
+    lost_ = reason;
+  }
+  std::weak_ptr<DistributedLock> weak = weak_from_this();
+  core_->Deliver([weak, reason = std::move(reason)] {
+    if (auto self = weak.lock()) self->NotifyLost(reason);
+  });
+}
+
+void DistributedLock::OnSessionLost(const std::string& session_id) {
+  uint64_t hold = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (holds_ == 0 || held_session_ != session_id) return;
+    hold = hold_id_;
+  }
+  MarkLost(hold,
+           absl::AbortedError(absl::StrCat("the instance session ", session_id, " was lost")));
+}
+
+void DistributedLock::Close(const absl::Status& reason) {
+  uint64_t hold = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_.ok()) closed_ = reason;
+    if (holds_ > 0) hold = hold_id_;
+  }
+  if (hold != 0) MarkLost(hold, absl::AbortedError(reason.message()));
+}
+
+void DistributedLock::NotifyLost(const absl::Status& reason) {
+  std::vector<int> ids;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, listener] : listeners_) ids.push_back(id);
+  }
+  for (int id : ids) {
+    LostListener listener;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = listeners_.find(id);
+      if (it == listeners_.end()) continue;
+      listener = it->second;
+      calling_listener_ = id;
+      calling_thread_ = std::this_thread::get_id();
+    }
+    if (listener) listener(name_, reason);
+    absl::MutexLock lock(&mu_);
+    calling_listener_ = 0;
+    calling_thread_ = std::thread::id();
+  }
+}
+
+}  // namespace registry::lock

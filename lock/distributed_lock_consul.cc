@@ -1,0 +1,314 @@
+// lock/distributed_lock_consul.cc
+//
+// The Consul tier of DistributedLock (acquire loop, release) and fenced writes. Everything here
+// runs on the thread that owns tier 1 of the lock.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "lock/lock_core.h"
+#include "lock/lock_manager.h"
+#include "registry/consul/errors.h"
+#include "registry/consul/kv.h"
+#include "registry/consul/query.h"
+#include "registry/consul/transport.h"
+#include "registry/consul/txn.h"
+#include "registry/key_space.h"
+
+namespace registry::lock {
+namespace {
+
+constexpr absl::Duration kFirstBackoff = absl::Milliseconds(50);
+
+// Failures that another attempt may cure: no server answered, a 5xx, a timeout.
+bool IsTransient(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsInternal(status) ||
+         absl::IsDeadlineExceeded(status) || absl::IsDataLoss(status);
+}
+
+// Consul's 500 'Invalid session "<id>"': the session is gone (errors.h maps it so).
+bool IsInvalidSession(const absl::Status& status) {
+  return absl::IsFailedPrecondition(status) && consul::HttpStatusOf(status) == 500;
+}
+
+// The server-side wait of a blocking read that must end by a deadline `remaining` away: Consul
+// answers up to wait/16 after the wait (jitter), so ask for 16/17 of the remaining time; the
+// loop asks again with what is left. Without a deadline, the configured wait.
+absl::Duration BlockingWait(absl::Duration remaining, absl::Duration configured) {
+  if (remaining == absl::InfiniteDuration()) return configured;
+  return std::min(configured, remaining * 16 / 17);
+}
+
+// True if `read` shows the key held by a session other than `own`.
+bool HeldByOther(const consul::KvGetResult& read, const std::string& own) {
+  return read.entry.has_value() && !read.entry->session.empty() && read.entry->session != own;
+}
+
+// How long requests have been failing in a row, with the back-off between attempts.
+class Unreachable {
+ public:
+  Unreachable(absl::Duration limit, absl::Duration max_backoff)
+      : limit_(limit), max_backoff_(std::max(max_backoff, kFirstBackoff)) {}
+
+  void Success() {
+    since_ = absl::InfiniteFuture();
+    failures_ = 0;
+  }
+
+  // Records `error`. Returns Unavailable once requests have failed for longer than the limit.
+  absl::Status Failure(const absl::Status& error) {
+    const absl::Time now = absl::Now();
+    if (failures_++ == 0) since_ = now;
+    last_ = error;
+    if (now - since_ < limit_) return absl::OkStatus();
+    return absl::UnavailableError(absl::StrCat(
+        "Consul unreachable for ", absl::FormatDuration(now - since_), ": ", error.message()));
+  }
+
+  bool failing() const { return failures_ > 0; }
+  const absl::Status& last() const { return last_; }
+
+  absl::Duration Backoff() const {
+    absl::Duration delay = kFirstBackoff;
+    for (int i = 1; i < failures_ && delay < max_backoff_; ++i) delay *= 2;
+    return std::min(delay, max_backoff_);
+  }
+
+ private:
+  const absl::Duration limit_;
+  const absl::Duration max_backoff_;
+  absl::Time since_ = absl::InfiniteFuture();
+  int failures_ = 0;
+  absl::Status last_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(absl::Time deadline,
+                                                                          absl::string_view op) {
+  consul::Client& client = core_->client();
+  consul::Canceller* canceller = core_->canceller();
+  Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
+  bool attempted = false;
+  bool quick_retry = true;  // a key seen free after a refused acquire is retried once at once
+  std::string unknown;      // session of an acquire whose answer was lost (it may have applied)
+  std::optional<consul::KvGetResult> held;  // last read, while another session holds the key
+
+  // Whatever the outcome, no failed attempt may leave the key bound to the instance session.
+  auto finish = [&](absl::StatusOr<std::optional<std::string>> result) {
+    if (!unknown.empty() && !(result.ok() && result->has_value())) {
+      ReleaseAfterUnknownAcquire(unknown);
+    }
+    return result;
+  };
+  auto closed = [&] { return Prefixed(op, core_->closed_status()); };
+  // After a failed request: OK to try again (after a back-off), or the status to give up with.
+  auto retry_after = [&](const absl::Status& error) -> absl::Status {
+    if (absl::IsCancelled(error) || !core_->closed_status().ok()) return closed();
+    if (!IsTransient(error)) return Prefixed(op, error);
+    if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
+      return Prefixed(op, give_up);
+    }
+    if (!core_->SleepUntil(std::min(deadline, absl::Now() + unreachable.Backoff()))) {
+      return closed();
+    }
+    return absl::OkStatus();
+  };
+
+  for (;;) {
+    const absl::Time now = absl::Now();
+    if (attempted && now >= deadline) {
+      if (unreachable.failing()) {
+        return finish(Prefixed(op, absl::UnavailableError(absl::StrCat(
+                                       "Consul could not be reached before the deadline: ",
+                                       unreachable.last().message()))));
+      }
+      return finish(std::nullopt);
+    }
+
+    if (held.has_value()) {
+      // Another session holds the key: block until it changes or the time is up.
+      consul::QueryOptions query;
+      query.index = held->meta.index;
+      query.wait = BlockingWait(deadline - now, core_->block_query_wait());
+      absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, query, canceller);
+      if (!read.ok()) {
+        if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
+          return finish(give_up);
+        }
+        continue;
+      }
+      unreachable.Success();
+      if (HeldByOther(*read, "")) {
+        held = *std::move(read);  // unchanged, or taken by yet another session: wait again
+      } else {
+        held.reset();
+      }
+      continue;
+    }
+
+    absl::StatusOr<std::string> session = core_->SessionForAttempt(deadline);
+    if (!session.ok()) {
+      if (absl::Status give_up = retry_after(session.status()); !give_up.ok()) {
+        return finish(give_up);
+      }
+      continue;
+    }
+    attempted = true;
+    if (session->empty()) {  // a lost session is still being replaced: Consul may be down
+      if (absl::Status give_up = unreachable.Failure(
+              absl::UnavailableError("no live instance session (the lost one is being replaced)"));
+          !give_up.ok()) {
+        return finish(Prefixed(op, give_up));
+      }
+      continue;
+    }
+
+    consul::KvPutOptions acquire;
+    acquire.acquire = *session;
+    absl::StatusOr<bool> acquired =
+        client.KvPut(key_, core_->options().holder_value, acquire, canceller);
+    if (!acquired.ok()) {
+      const absl::Status& error = acquired.status();
+      if (IsInvalidSession(error)) {
+        core_->ReportSessionInvalid(*session);  // the next attempt waits for its successor
+        if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
+          return finish(Prefixed(op, give_up));
+        }
+        continue;
+      }
+      if (!absl::IsCancelled(error) && !consul::IsConnectionError(error)) unknown = *session;
+      if (absl::Status give_up = retry_after(error); !give_up.ok()) return finish(give_up);
+      continue;
+    }
+    unreachable.Success();
+    if (*acquired) return std::optional<std::string>(*session);
+    unknown.clear();  // refused: an earlier lost acquire did not leave the key ours either
+    if (absl::Now() >= deadline) return std::optional<std::string>();
+
+    // Refused: held by another session (wait for a change) or under lock-delay (retry later).
+    absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, {}, canceller);
+    if (!read.ok()) {
+      if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
+        return finish(give_up);
+      }
+      continue;
+    }
+    unreachable.Success();
+    if (read->entry.has_value() && read->entry->session == *session) {
+      return std::optional<std::string>(*session);  // ours after all
+    }
+    if (HeldByOther(*read, *session)) {
+      held = *std::move(read);
+      quick_retry = true;
+      continue;
+    }
+    if (quick_retry) {  // released between the acquire and the read: try again now
+      quick_retry = false;
+      continue;
+    }
+    // Free, yet refused twice: lock-delay. A timed retry, never a blocking wait.
+    if (!core_->SleepUntil(std::min(deadline, absl::Now() + core_->lock_retry()))) {
+      return finish(closed());
+    }
+  }
+}
+
+absl::Status DistributedLock::ReleaseRemote(const std::string& session) {
+  Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
+  consul::KvPutOptions release;
+  release.release = session;
+  for (;;) {
+    absl::StatusOr<bool> released = core_->client().KvPut(key_, "", release, core_->canceller());
+    // false: the key was no longer ours; either way it is not bound to the session now.
+    if (released.ok()) return absl::OkStatus();
+    const absl::Status& error = released.status();
+    // The session is gone (and its keys with it), or the repository is closing (and destroys
+    // the session).
+    if (IsInvalidSession(error) || absl::IsCancelled(error)) return absl::OkStatus();
+    if (!IsTransient(error)) return Prefixed("Unlock", error);
+    if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
+      return Prefixed("Unlock", give_up);
+    }
+    if (!core_->SleepUntil(absl::Now() + unreachable.Backoff())) return absl::OkStatus();
+  }
+}
+
+void DistributedLock::ReleaseAfterUnknownAcquire(const std::string& session) {
+  consul::KvPutOptions release;
+  release.release = session;
+  // Best effort: if this fails too, the key goes when the session does.
+  core_->client().KvPut(key_, "", release, core_->canceller()).IgnoreError();
+}
+
+absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,
+                                          std::vector<consul::TxnOp> writes) {
+  const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
+  std::string session;
+  uint64_t hold = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (owner_ != std::this_thread::get_id() || holds_ == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": the lock is not held by this thread; nothing written"));
+    }
+    if (!lost_.ok()) {
+      return absl::AbortedError(
+          absl::StrCat(what, ": the lock was lost (", lost_.message(), "); nothing written"));
+    }
+    session = held_session_;
+    hold = hold_id_;
+  }
+  if (!core_->BeginCall()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": ", core_->closed_status().message()));
+  }
+  std::vector<consul::TxnOp> ops;
+  ops.reserve(writes.size() + 1);
+  ops.push_back(consul::TxnOp::CheckSession(key_, session));
+  for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
+  absl::StatusOr<consul::TxnResult> result = core_->client().Txn(ops, core_->canceller());
+  core_->EndCall();
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        absl::StrCat(what, ": ", result.status().message()));
+  }
+  if (result->committed) return absl::OkStatus();
+  for (const consul::TxnError& error : result->errors) {
+    if (error.op_index != 0) continue;
+    MarkLost(hold, absl::AbortedError(absl::StrCat("lock key '", key_,
+                                                   "' is no longer held by session ", session)));
+    return absl::AbortedError(absl::StrCat(what, ": this instance no longer holds the lock (",
+                                           error.what, "); nothing written"));
+  }
+  return absl::AbortedError(
+      absl::StrCat(what, ": transaction rolled back: ",
+                   result->errors.empty() ? "no reason given" : result->errors[0].what));
+}
+
+absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value) {
+  if (absl::Status status = ValidateKey(key); !status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("PersistIfHeld under lock '", lock.name(),
+                                                    "': ", status.message()));
+  }
+  std::vector<consul::TxnOp> writes;
+  writes.push_back(consul::TxnOp::Set(lock.core_->key_space().ConsulKey(key), std::string(value)));
+  return lock.FencedWrite("PersistIfHeld", key, std::move(writes));
+}
+
+absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
+  if (absl::Status status = ValidateKey(key); !status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("DeleteIfHeld under lock '", lock.name(),
+                                                    "': ", status.message()));
+  }
+  const KeySpace& space = lock.core_->key_space();
+  std::vector<consul::TxnOp> writes;
+  writes.push_back(consul::TxnOp::Delete(space.ConsulKey(key)));
+  writes.push_back(consul::TxnOp::DeleteTree(space.TreePrefix(key)));
+  return lock.FencedWrite("DeleteIfHeld", key, std::move(writes));
+}
+
+}  // namespace registry::lock

@@ -1,0 +1,220 @@
+// lock/lock_core.cc
+#include "lock/lock_core.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "lock/lock_name.h"
+
+namespace registry::lock {
+namespace {
+
+// Lost session ids remembered (a loss is acted upon long before this many more happen).
+constexpr size_t kLostSessionsKept = 16;
+
+// The instance sessions that have a live core: at most one core per session.
+absl::Mutex registry_mu(absl::kConstInit);
+absl::flat_hash_set<const InstanceSession*>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(registry_mu) {
+  static auto* sessions = new absl::flat_hash_set<const InstanceSession*>();
+  return *sessions;
+}
+
+}  // namespace
+
+LockCore::LockCore(InstanceSession& session, LockManagerOptions options)
+    : session_(session),
+      options_(std::move(options)),
+      key_space_(session.key_space()),
+      max_unreachable_(options_.max_unreachable > absl::ZeroDuration()
+                           ? options_.max_unreachable
+                           : session.options().session_ttl),
+      block_query_wait_(session.options().block_query_wait),
+      lock_retry_(session.options().lock_retry),
+      monitor_(session.client(), &canceller_, session.options().block_query_wait) {}
+
+LockCore::~LockCore() { Shutdown(); }
+
+absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(InstanceSession& session,
+                                                           LockManagerOptions options) {
+  {
+    absl::MutexLock lock(&registry_mu);
+    if (!Registry().insert(&session).second) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "a LockManager already exists for this repository instance (namespace '",
+          session.key_space().namespace_name(), "'): share it instead of creating another"));
+    }
+  }
+  auto core = std::make_shared<LockCore>(session, std::move(options));
+  core->registered_ = true;
+  LockCore* raw = core.get();
+  core->observer_id_ = session.AddSessionObserver(
+      [raw](const InstanceSession::Event& event) { raw->OnSessionEvent(event); });
+  core->repository_link_ = std::make_unique<consul::Canceller::Waker>(session.canceller(), [raw] {
+    raw->CloseAll(absl::FailedPreconditionError("the repository is closed"));
+  });
+  if (core->repository_link_->cancelled()) {
+    core->CloseAll(absl::FailedPreconditionError("the repository is closed"));
+  }
+  return core;
+}
+
+void LockCore::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+  }
+  repository_link_.reset();  // from here on the link callback is neither running nor called
+  CloseAll(absl::FailedPreconditionError("the lock manager was destroyed"));
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](int* calls) { return *calls == 0; }, &calls_));
+  }
+  if (observer_id_ != 0) session_.RemoveSessionObserver(observer_id_);
+  monitor_.Stop();  // delivers the losses CloseAll() reported, then joins
+  std::map<std::string, std::shared_ptr<DistributedLock>> locks;
+  {
+    absl::MutexLock lock(&mu_);
+    locks.swap(locks_);  // breaks the core <-> lock cycle; callers may still hold their locks
+  }
+  locks.clear();
+  if (registered_) {
+    absl::MutexLock lock(&registry_mu);
+    Registry().erase(&session_);
+  }
+}
+
+bool LockCore::CloseAll(const absl::Status& reason) {
+  std::vector<std::shared_ptr<DistributedLock>> locks;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!closed_.ok()) return false;
+    closed_ = reason;
+    for (const auto& [name, held] : locks_) locks.push_back(held);
+  }
+  canceller_.Cancel();  // in-flight requests of every lock return now
+  for (const std::shared_ptr<DistributedLock>& held : locks) held->Close(reason);
+  return true;
+}
+
+absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name) {
+  absl::StatusOr<std::string> canonical = CanonicalLockName(name);
+  if (!canonical.ok()) return canonical.status();
+  absl::MutexLock lock(&mu_);
+  if (!closed_.ok()) {
+    return absl::Status(closed_.code(),
+                        absl::StrCat("GetLock '", *canonical, "': ", closed_.message()));
+  }
+  std::shared_ptr<DistributedLock>& slot = locks_[*canonical];
+  if (slot == nullptr) {
+    std::string key = LockConsulKey(key_space_, *canonical);
+    slot.reset(new DistributedLock(shared_from_this(), *canonical, std::move(key)));
+  }
+  return slot;
+}
+
+bool LockCore::BeginCall() {
+  absl::MutexLock lock(&mu_);
+  if (!closed_.ok()) return false;
+  ++calls_;
+  return true;
+}
+
+void LockCore::EndCall() {
+  absl::MutexLock lock(&mu_);
+  --calls_;
+}
+
+absl::Status LockCore::closed_status() {
+  absl::MutexLock lock(&mu_);
+  return closed_;
+}
+
+absl::StatusOr<std::string> LockCore::SessionForAttempt(absl::Time deadline) {
+  // Two looks at the session: now, and (if it is being replaced) after waiting for a change.
+  for (int look = 0; look < 2; ++look) {
+    const std::string id = session_.CurrentSessionId();
+    {
+      absl::MutexLock lock(&mu_);
+      if (!closed_.ok()) return closed_;
+      const absl::Time now = absl::Now();
+      const bool refused = !id.empty() && id == invalid_session_ && now < invalid_until_;
+      if (!id.empty() && !refused) {
+        had_session_ = true;
+        return id;
+      }
+      if (!id.empty() || had_session_) {
+        // Refused or lost: wait for the successor (or the refusal to age out), at most one
+        // lock_retry and never past the deadline.
+        if (look > 0 || now >= deadline) return std::string();
+        struct Args {
+          LockCore* core;
+          uint64_t events;
+        } args{this, session_events_};
+        mu_.AwaitWithDeadline(absl::Condition(
+                                  +[](Args* a) {
+                                    return !a->core->closed_.ok() ||
+                                           a->core->session_events_ != a->events;
+                                  },
+                                  &args),
+                              std::min(deadline, refused ? invalid_until_ : now + lock_retry_));
+        continue;
+      }
+    }
+    // The instance never had a session: create it now (one request, then never again).
+    absl::StatusOr<std::string> created = session_.AcquireSessionId();
+    if (!created.ok()) return created.status();
+    absl::MutexLock lock(&mu_);
+    had_session_ = true;
+    return created;
+  }
+  return std::string();
+}
+
+void LockCore::ReportSessionInvalid(const std::string& session_id) {
+  session_.ReportSessionInvalid(session_id);
+  absl::MutexLock lock(&mu_);
+  invalid_session_ = session_id;
+  invalid_until_ = absl::Now() + lock_retry_;
+}
+
+bool LockCore::IsSessionLost(const std::string& session_id) {
+  absl::MutexLock lock(&mu_);
+  return std::find(lost_sessions_.begin(), lost_sessions_.end(), session_id) !=
+         lost_sessions_.end();
+}
+
+bool LockCore::SleepUntil(absl::Time until) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithDeadline(absl::Condition(
+                            +[](absl::Status* closed) { return !closed->ok(); }, &closed_),
+                        until);
+  return closed_.ok();
+}
+
+uint64_t LockCore::NextHoldId() {
+  absl::MutexLock lock(&mu_);
+  return next_hold_id_++;
+}
+
+void LockCore::OnSessionEvent(const InstanceSession::Event& event) {
+  std::vector<std::shared_ptr<DistributedLock>> locks;
+  {
+    absl::MutexLock lock(&mu_);
+    ++session_events_;
+    if (event.kind == InstanceSession::EventKind::kCreated) {
+      had_session_ = true;
+      return;
+    }
+    lost_sessions_.push_back(event.session_id);
+    if (lost_sessions_.size() > kLostSessionsKept) lost_sessions_.pop_front();
+    for (const auto& [name, held] : locks_) locks.push_back(held);
+  }
+  for (const std::shared_ptr<DistributedLock>& held : locks) held->OnSessionLost(event.session_id);
+}
+
+}  // namespace registry::lock

@@ -1,0 +1,130 @@
+// lock/lock_core.h
+//
+// LockCore is the state a LockManager shares with its locks (internal to lock/): the instance
+// session and its observer, the manager's own canceller (cancelled when the repository closes or
+// the manager is destroyed), the key monitor thread, the table of locks, and the bookkeeping that
+// lets the manager's destructor wait for calls in progress.
+//
+// Lock order: a lock's mutex and the core's mutex are never held together; the core calls into
+// locks only after releasing its own mutex, and locks call the core without holding theirs.
+//
+// Thread safety: all methods may be called concurrently from any thread.
+#ifndef LOCK_LOCK_CORE_H_
+#define LOCK_LOCK_CORE_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "lock/key_monitor.h"
+#include "lock/lock_manager.h"
+#include "registry/consul/canceller.h"
+#include "registry/consul/client.h"
+#include "registry/instance_session.h"
+#include "registry/key_space.h"
+
+namespace registry::lock {
+
+class LockCore : public std::enable_shared_from_this<LockCore> {
+ public:
+  // Use Create(): the core registers callbacks that refer to itself.
+  LockCore(InstanceSession& session, LockManagerOptions options);
+  ~LockCore();
+  LockCore(const LockCore&) = delete;
+  LockCore& operator=(const LockCore&) = delete;
+
+  // A started core: observing `session` and linked to the repository's canceller. Errors:
+  // FailedPrecondition if another core of `session` exists (see LockManager::Create).
+  static absl::StatusOr<std::shared_ptr<LockCore>> Create(InstanceSession& session,
+                                                          LockManagerOptions options);
+
+  // Closes every lock ("the lock manager was destroyed"), cancels requests, waits for the calls
+  // in progress to leave, then detaches from the session and stops the monitor. Idempotent.
+  void Shutdown();
+
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name);
+
+  // --- For DistributedLock --------------------------------------------------------------------
+
+  // Registers a call that may use the session or the client; false (and nothing registered) once
+  // closed. Every true must be matched by EndCall().
+  bool BeginCall();
+  void EndCall();
+  // Why calls fail: OK while open.
+  absl::Status closed_status();
+
+  InstanceSession& session() { return session_; }
+  consul::Client& client() { return session_.client(); }
+  // The manager's canceller: pass it to every request.
+  consul::Canceller* canceller() { return &canceller_; }
+  const LockManagerOptions& options() const { return options_; }
+  const KeySpace& key_space() const { return key_space_; }
+  absl::Duration max_unreachable() const { return max_unreachable_; }
+  absl::Duration block_query_wait() const { return block_query_wait_; }
+  absl::Duration lock_retry() const { return lock_retry_; }
+  KeyMonitor& monitor() { return monitor_; }
+
+  // The instance session for the next acquire attempt: the live one; the first one, created
+  // now, if the instance never had one; else (a lost or refused session being replaced) waits
+  // for its successor, at most one lock_retry and never past `deadline`, returning "" if none
+  // came. Errors: the closed status; what AcquireSessionId() reports when creating.
+  absl::StatusOr<std::string> SessionForAttempt(absl::Time deadline);
+  // Records that the server called `session_id` invalid; the next SessionForAttempt() waits
+  // (at most one lock_retry, and never past its deadline) for the session to change.
+  void ReportSessionInvalid(const std::string& session_id);
+  // True if `session_id` was reported lost by the session observer.
+  bool IsSessionLost(const std::string& session_id);
+
+  // Sleeps until `until`; returns false early when the core closes.
+  bool SleepUntil(absl::Time until);
+
+  // A new hold id, unique within this core.
+  uint64_t NextHoldId();
+
+  // Runs `task` on the monitor thread (lost listeners).
+  void Deliver(std::function<void()> task) { monitor_.Post(std::move(task)); }
+
+ private:
+  void OnSessionEvent(const InstanceSession::Event& event);
+  // Closes the core and every lock with `reason`; false if it was already closed.
+  bool CloseAll(const absl::Status& reason);
+
+  InstanceSession& session_;
+  const LockManagerOptions options_;
+  // Copies of what the locks need from the session's options, valid after Shutdown() too.
+  const KeySpace key_space_;
+  const absl::Duration max_unreachable_;
+  const absl::Duration block_query_wait_;
+  const absl::Duration lock_retry_;
+  consul::Canceller canceller_;
+  KeyMonitor monitor_;  // stopped by Shutdown() before the canceller goes
+  // Cancels canceller_ and closes every lock when the repository's canceller is cancelled.
+  std::unique_ptr<consul::Canceller::Waker> repository_link_;
+  int observer_id_ = 0;      // set by Create(), removed by Shutdown()
+  bool registered_ = false;  // counted in the one-core-per-session registry by Create()
+
+  absl::Mutex mu_;
+  absl::Status closed_ ABSL_GUARDED_BY(mu_);
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  bool had_session_ ABSL_GUARDED_BY(mu_) = false;  // a session was seen or created
+  uint64_t session_events_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<std::string> lost_sessions_ ABSL_GUARDED_BY(mu_);  // newest last, a few
+  std::string invalid_session_ ABSL_GUARDED_BY(mu_);            // last session the server refused
+  absl::Time invalid_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  uint64_t next_hold_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::string, std::shared_ptr<DistributedLock>> locks_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace registry::lock
+
+#endif  // LOCK_LOCK_CORE_H_

@@ -1,0 +1,237 @@
+// lock/lock_manager.h
+//
+// Two-tier distributed locks on a Consul-backed repository.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<LockManager> manager, NewLockManager(*repository));
+//   ASSIGN_OR_RETURN(std::shared_ptr<DistributedLock> lock, manager->GetLock("schema/db1"));
+//   RETURN_IF_ERROR(lock->Lock());
+//   RETURN_IF_ERROR(PersistIfHeld(*lock, "/metadata/db1/version", "7"));  // fenced write
+//   RETURN_IF_ERROR(lock->Unlock());
+//
+// Tier 1 is process-local: one lock object per name and manager, handed to the threads of the
+// process in FIFO order (tickets). Only the thread holding tier 1 talks to Consul for that name.
+// Tier 2 is the Consul lock: `PUT <lock key>?acquire=<instance session>` with the repository's
+// instance session (never a session per attempt); key layout in lock_name.h. A contended waiter
+// blocks on the lock key (a blocking query with the remaining time, see TryLock); a key that is
+// free but refuses the acquire is under lock-delay and is retried every `lock_retry`. Unlock
+// releases tier 2 first (`?release=`), then tier 1, so waiters in other processes get their
+// chance. An uncontended Lock() + Unlock() costs exactly one acquire and one release request
+// (plus one session creation if the instance has no session yet).
+//
+// Loss: a hold is lost when the instance session is lost (session observer), when the lock key
+// is deleted or held by another session (one background monitor per manager watches held lock
+// keys with blocking queries, starting `monitor_delay` after the acquisition, so short holds
+// cost no extra request), or when the repository closes. The holder then sees lost() == true,
+// lost listeners are called, and fenced writes (PersistIfHeld, DeleteIfHeld) fail: they are
+// single Consul transactions that check the lock's session, so they never write once Consul
+// has taken the lock away, whether or not the loss has been noticed locally yet.
+//
+// Lifetime: destroy the manager before the repository and only when no lock is held or awaited
+// (locks still held are then reported lost, and their keys stay bound to the instance session
+// until the repository closes). Lock objects may outlive the manager; every call on them then
+// fails with FailedPrecondition (Unlock still ends a hold locally).
+//
+// Thread safety: all methods of LockManager and DistributedLock may be called concurrently from
+// any thread.
+#ifndef LOCK_LOCK_MANAGER_H_
+#define LOCK_LOCK_MANAGER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "registry/consul/txn.h"
+#include "registry/instance_session.h"
+#include "registry/repository.h"
+
+namespace registry::lock {
+
+class LockCore;
+
+struct LockManagerOptions {
+  // A waiting Lock()/TryLock(), or an Unlock() that cannot reach Consul, gives up with
+  // Unavailable once every request has failed for this long. Zero: the repository's session TTL
+  // (after which the instance session, and every lock it held, is gone anyway).
+  absl::Duration max_unreachable = absl::ZeroDuration();
+  // How long a lock is held before the monitor starts watching its key. Loss of the instance
+  // session is reported at once regardless. InfiniteDuration() disables key monitoring.
+  absl::Duration monitor_delay = absl::Milliseconds(200);
+  // Value written into the lock key on every acquisition (for operators), at most 4 KiB.
+  std::string holder_value;
+};
+
+// Checks `options`. Errors: InvalidArgument naming the field.
+absl::Status ValidateLockManagerOptions(const LockManagerOptions& options);
+
+// A named lock shared by every thread of the process that uses the same manager.
+class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
+ public:
+  // Called once per lost hold, from the manager's background thread (never while any lock of the
+  // manager is locked internally), with the lock's canonical name and why it was lost. Must
+  // return promptly; may call any method of the lock except Lock/TryLock.
+  using LostListener = std::function<void(const std::string& name, const absl::Status& reason)>;
+
+  DistributedLock(const DistributedLock&) = delete;
+  DistributedLock& operator=(const DistributedLock&) = delete;
+  ~DistributedLock();
+
+  // The canonical lock name ("a/b" for "/a/b") and its Consul key ("<ns>/lock/a/b/").
+  const std::string& name() const { return name_; }
+  const std::string& consul_key() const { return key_; }
+
+  // Blocks until the calling thread holds the lock. Re-entry by the holding thread increments
+  // the hold count without any request. Errors (nothing held afterwards): FailedPrecondition
+  // when the repository is closed or the manager destroyed (also while waiting: waiters return
+  // promptly); Unavailable when Consul was unreachable for longer than max_unreachable; Aborted
+  // on re-entry into a hold that was lost (Unlock it first); other Consul errors as reported.
+  absl::Status Lock();
+
+  // As Lock(), but gives up at now + `timeout`: one deadline for both tiers, the remaining time
+  // recomputed before every wait. Returns true iff the lock is now held; false when the deadline
+  // passed first (never before it). A zero or negative timeout makes a single attempt that does
+  // not wait (re-entry still succeeds). After false or an error the caller holds neither tier.
+  // Unavailable instead of false when the attempts were failing (Consul unreachable) at the
+  // deadline; other errors as Lock().
+  absl::StatusOr<bool> TryLock(absl::Duration timeout);
+
+  // Ends one hold of the calling thread; the last one releases the Consul lock (unless the hold
+  // was lost), then the local lock. FailedPrecondition (nothing changes) if the calling thread
+  // does not hold the lock. The hold always ends locally; an error (Unavailable after
+  // max_unreachable, or another Consul error) means Consul may still bind the key to the
+  // instance session until the session ends.
+  absl::Status Unlock();
+
+  // True iff the calling thread holds the lock.
+  bool IsHeldByCurrentThread() const;
+  // The calling thread's hold count (0 if it does not hold the lock).
+  int HoldCount() const;
+  // How many threads of this process are queued for the lock (not counting the one acquiring
+  // or holding it). For diagnostics and tests.
+  int QueueLength() const;
+
+  // True iff the current hold (or, when none, the most recent one) was lost. Reset by the next
+  // acquisition.
+  bool lost() const;
+  // Why the current or most recent hold was lost; OK when it was not.
+  absl::Status lost_reason() const;
+
+  // Registers `listener` for losses of any later-lost hold; returns an id for removal. After
+  // RemoveLostListener returns, the listener is not running and is not called again (unless it
+  // is removing itself from inside its own call).
+  int AddLostListener(LostListener listener);
+  void RemoveLostListener(int id);
+
+ private:
+  friend class LockCore;
+  friend absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key,
+                                    absl::string_view value);
+  friend absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key);
+
+  DistributedLock(std::shared_ptr<LockCore> core, std::string name, std::string key);
+
+  // Lock/TryLock with `deadline` (InfiniteFuture: no deadline). `op` names the call in errors.
+  absl::StatusOr<bool> Acquire(absl::Time deadline, absl::string_view op);
+  // The Consul tier, run by the tier-1 owner: the session id the lock was acquired with, or
+  // nullopt when the deadline passed first (the key is then not held).
+  absl::StatusOr<std::optional<std::string>> AcquireRemote(absl::Time deadline,
+                                                           absl::string_view op);
+  // Releases the Consul lock held with `session`; retries unreachable servers.
+  absl::Status ReleaseRemote(const std::string& session);
+  // Best-effort release after an acquire whose outcome is unknown.
+  void ReleaseAfterUnknownAcquire(const std::string& session);
+  // A fenced transaction: check-session on the lock key, then `writes` on `key`.
+  absl::Status FencedWrite(absl::string_view op, absl::string_view key,
+                           std::vector<consul::TxnOp> writes);
+
+  // Marks hold `hold_id` lost (if it is current and not lost yet) and schedules the listeners.
+  void MarkLost(uint64_t hold_id, absl::Status reason);
+  // Marks the current hold lost if it was acquired with `session_id`.
+  void OnSessionLost(const std::string& session_id);
+  // Fails later calls and waiters with `reason`; the current hold, if any, is lost.
+  void Close(const absl::Status& reason);
+  // Calls the listeners about a lost hold (on the manager's background thread).
+  void NotifyLost(const absl::Status& reason);
+  absl::Status Prefixed(absl::string_view op, const absl::Status& status) const;
+
+  const std::shared_ptr<LockCore> core_;
+  const std::string name_;
+  const std::string key_;
+
+  mutable absl::Mutex mu_;
+  absl::Status closed_ ABSL_GUARDED_BY(mu_);  // not OK once closed: why
+  // Tier 1: the thread acquiring, holding or releasing the lock (default id: none), its hold
+  // count (0 while acquiring or releasing), and the waiting tickets in arrival order.
+  std::thread::id owner_ ABSL_GUARDED_BY(mu_);
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);
+  // Tier 2: the session of the current hold and the hold's id (unique per manager).
+  std::string held_session_ ABSL_GUARDED_BY(mu_);
+  uint64_t hold_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status lost_ ABSL_GUARDED_BY(mu_);  // not OK: the current/last hold was lost, and why
+  std::map<int, LostListener> listeners_ ABSL_GUARDED_BY(mu_);
+  int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
+  int calling_listener_ ABSL_GUARDED_BY(mu_) = 0;  // listener running now, 0 if none
+  std::thread::id calling_thread_ ABSL_GUARDED_BY(mu_);
+};
+
+// Hands out the locks of one repository instance.
+class LockManager {
+ public:
+  // A manager sharing `session` (and its client, key space and options). At most one manager may
+  // exist per instance session at a time: two would share the session, so Consul could not tell
+  // their holders apart. Errors: InvalidArgument for bad options; FailedPrecondition if another
+  // manager of this session exists.
+  static absl::StatusOr<std::unique_ptr<LockManager>> Create(InstanceSession& session,
+                                                             LockManagerOptions options = {});
+
+  // Fails waiters, reports held locks lost, stops the monitor thread and joins it. Returns
+  // promptly (in-flight requests are cancelled). Must not run inside a lost listener.
+  ~LockManager();
+  LockManager(const LockManager&) = delete;
+  LockManager& operator=(const LockManager&) = delete;
+
+  // The lock named `name` (see lock_name.h); every call with the same canonical name returns the
+  // same object, for the life of the manager. No request is made. Errors: InvalidArgument for a
+  // bad name; FailedPrecondition once the repository is closed.
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name);
+
+ private:
+  explicit LockManager(std::shared_ptr<LockCore> core);
+  std::shared_ptr<LockCore> core_;
+};
+
+// LockManager::Create on the instance session of `repository`. Errors: FailedPrecondition if
+// the repository is not Consul-backed (made by NewConsulRepository) or already has a manager;
+// InvalidArgument for bad options.
+absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& repository,
+                                                            LockManagerOptions options = {});
+
+// Sets repository key `key` to `value` iff this instance holds `lock` at that moment, as one
+// Consul transaction (check-session on the lock key + set). The calling thread must hold the
+// lock. Like Repository::Persist it creates or overwrites the key; a key bound to a session
+// keeps that binding. Errors: InvalidArgument for a bad key or a value over 512 KiB;
+// FailedPrecondition if the calling thread does not hold the lock; Aborted if the hold was lost
+// (the loss is then reported as any other); Consul errors as reported. Every message names the
+// lock and the key.
+absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value);
+
+// Deletes repository key `key` and its subtree (as Repository::Delete) iff this instance holds
+// `lock`, as one Consul transaction. Errors as PersistIfHeld.
+absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key);
+
+}  // namespace registry::lock
+
+#endif  // LOCK_LOCK_MANAGER_H_

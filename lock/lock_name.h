@@ -1,0 +1,51 @@
+// lock/lock_name.h
+//
+// Lock names and where their Consul keys live.
+//
+// A lock name is a '/'-separated path of at most kMaxLockNameBytes bytes: "metadata",
+// "schema/sharding_db" or "/lock/exclusive/locks/sharding_db". One leading '/' is ignored, so
+// "/a/b" and "a/b" name the same lock. Every segment is non-empty and not "." or ".."; the name
+// has no control characters and does not start or end with a space.
+//
+// Key layout: the lock named "a/b" of a repository with namespace "ns" is the Consul key
+//
+//     ns/lock/a/b/
+//
+// built with KeySpace::TreePrefix("/lock") + "a/b" + "/". The trailing '/' makes it a "folder"
+// key, which no repository key maps to (a repository key never ends with '/'), so Get, Persist,
+// Update, PersistEphemeral and PersistExclusiveEphemeral of any key can neither read nor
+// overwrite a lock, and a lock never shadows a user key: "/lock/a/b" stays an ordinary key. It
+// still lives under the namespace (namespace isolation holds), so only a recursive Delete of
+// "/", "/lock" or an ancestor path removes lock keys, and holders then learn that their locks
+// are lost. Like Consul's own lock API, a release leaves the (unlocked) key in place, so a
+// listing of "/lock" (GetChildrenKeys) shows the first segment of every lock name used so far.
+//
+// Thread safety: pure functions.
+#ifndef LOCK_LOCK_NAME_H_
+#define LOCK_LOCK_NAME_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "registry/key_space.h"
+
+namespace registry::lock {
+
+inline constexpr size_t kMaxLockNameBytes = 512;
+
+// OK if `name` is a valid lock name (see above); else InvalidArgument quoting it and saying why.
+absl::Status ValidateLockName(absl::string_view name);
+
+// The canonical form of a valid name: without its leading '/' ("/a/b" -> "a/b").
+// Errors: as ValidateLockName.
+absl::StatusOr<std::string> CanonicalLockName(absl::string_view name);
+
+// The Consul key of the lock with canonical name `canonical` in `space` ("ns/lock/a/b/").
+std::string LockConsulKey(const KeySpace& space, absl::string_view canonical);
+
+}  // namespace registry::lock
+
+#endif  // LOCK_LOCK_NAME_H_

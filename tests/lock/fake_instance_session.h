@@ -1,0 +1,114 @@
+// tests/lock/fake_instance_session.h
+//
+// An InstanceSession for unit tests: a Client over the given (mock) transport, a session id the
+// test sets, observers the test fires synchronously, and a canceller the test cancels to play a
+// repository that closes. Counts AcquireSessionId() calls and records ReportSessionInvalid().
+#ifndef TESTS_LOCK_FAKE_INSTANCE_SESSION_H_
+#define TESTS_LOCK_FAKE_INSTANCE_SESSION_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "registry/consul/client.h"
+#include "registry/consul_repository.h"
+#include "registry/instance_session.h"
+#include "registry/key_space.h"
+
+namespace registry::lock::testing {
+
+inline ConsulRepositoryOptions FakeRepositoryOptions() {
+  ConsulRepositoryOptions options;
+  options.client.servers = "127.0.0.1:8500";
+  options.namespace_name = "ns";
+  options.session_ttl = absl::Seconds(10);
+  options.block_query_wait = absl::Seconds(2);
+  options.lock_retry = absl::Milliseconds(50);
+  return options;
+}
+
+class FakeInstanceSession : public InstanceSession {
+ public:
+  FakeInstanceSession(std::shared_ptr<consul::Transport> transport,
+                      ConsulRepositoryOptions options = FakeRepositoryOptions())
+      : options_(std::move(options)), space_(options_.namespace_name) {
+    client_ = *consul::Client::Create(options_.client, std::move(transport));
+  }
+
+  absl::StatusOr<std::string> AcquireSessionId() override {
+    absl::MutexLock lock(&mu_);
+    ++acquire_calls_;
+    if (canceller_.IsCancelled()) return absl::FailedPreconditionError("the repository is closed");
+    if (session_.empty()) session_ = "s1";
+    return session_;
+  }
+  std::string CurrentSessionId() override {
+    absl::MutexLock lock(&mu_);
+    return session_;
+  }
+  void ReportSessionInvalid(absl::string_view session_id) override {
+    absl::MutexLock lock(&mu_);
+    reported_invalid_.emplace_back(session_id);
+  }
+  int AddSessionObserver(Observer observer) override {
+    absl::MutexLock lock(&mu_);
+    observers_.emplace(next_id_, std::move(observer));
+    return next_id_++;
+  }
+  void RemoveSessionObserver(int id) override {
+    absl::MutexLock lock(&mu_);
+    observers_.erase(id);
+  }
+  consul::Client& client() override { return *client_; }
+  consul::Canceller* canceller() override { return &canceller_; }
+  const KeySpace& key_space() const override { return space_; }
+  const ConsulRepositoryOptions& options() const override { return options_; }
+
+  // --- Test controls ---
+  void SetSession(std::string id) {
+    absl::MutexLock lock(&mu_);
+    session_ = std::move(id);
+  }
+  // Calls every observer with the event, on this thread.
+  void Fire(EventKind kind, const std::string& id) {
+    std::vector<Observer> observers;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [observer_id, observer] : observers_) observers.push_back(observer);
+    }
+    for (const Observer& observer : observers) observer(Event{kind, id});
+  }
+  void Close() { canceller_.Cancel(); }
+  int acquire_calls() {
+    absl::MutexLock lock(&mu_);
+    return acquire_calls_;
+  }
+  std::vector<std::string> reported_invalid() {
+    absl::MutexLock lock(&mu_);
+    return reported_invalid_;
+  }
+  size_t observer_count() {
+    absl::MutexLock lock(&mu_);
+    return observers_.size();
+  }
+
+ private:
+  const ConsulRepositoryOptions options_;
+  const KeySpace space_;
+  std::unique_ptr<consul::Client> client_;
+  consul::Canceller canceller_;
+  absl::Mutex mu_;
+  std::string session_ ABSL_GUARDED_BY(mu_);
+  int acquire_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> reported_invalid_ ABSL_GUARDED_BY(mu_);
+  std::map<int, Observer> observers_ ABSL_GUARDED_BY(mu_);
+  int next_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace registry::lock::testing
+
+#endif  // TESTS_LOCK_FAKE_INSTANCE_SESSION_H_
