@@ -25,4 +25,7 @@ bash scripts/install-deps.sh
 rm -rf "$build"
 cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}"
 cmake --build "$build" -j "$(nproc)"
+if [ "$mode" = tsan ]; then
+  export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
+fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 300 "$@"
