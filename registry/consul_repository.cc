@@ -1,6 +1,7 @@
 // registry/consul_repository.cc
 #include "registry/consul_repository.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "registry/key_space.h"
 #include "registry/session_keeper.h"
 #include "registry/status_macros.h"
+#include "watch/watch_engine.h"
 
 namespace registry {
 namespace {
@@ -149,11 +151,71 @@ class ConsulRepository final : public Repository {
 
   void RemoveConnectionListener(int id) override { keeper_.RemoveConnectionListener(id); }
 
-  absl::Status Close() override { return keeper_.Stop(); }
+  using Repository::Watch;
+
+  absl::Status Watch(absl::string_view key, DataChangedListener listener,
+                     const DataListenerOptions& options) override {
+    RETURN_IF_ERROR(Check("Watch", key, RootKey::kAllowed));
+    if (!listener)
+      return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
+    ASSIGN_OR_RETURN(watch::WatchEngine * engine, Engine());
+    // "/a" is the Consul key "ns/a" (covering "ns/a/..."); the root is the prefix "ns/".
+    std::string consul_key = key == "/" ? space_.TreePrefix(key) : space_.ConsulKey(key);
+    watch::WatchOptions watch_options;
+    watch_options.replay_existing = options.replay_existing;
+    // No lock is held while the engine lists the subtree or calls back.
+    absl::StatusOr<watch::WatchId> id =
+        engine->Watch(std::move(consul_key), std::move(listener), watch_options);
+    if (!id.ok()) return Failed("Watch", key, id.status());
+    absl::MutexLock lock(&watch_mu_);
+    data_listeners_.emplace(std::string(key), *id);
+    return absl::OkStatus();
+  }
+
+  void RemoveDataListener(absl::string_view key) override {
+    std::vector<watch::WatchId> ids;
+    watch::WatchEngine* engine = nullptr;
+    {
+      absl::MutexLock lock(&watch_mu_);
+      auto [first, last] = data_listeners_.equal_range(std::string(key));
+      for (auto it = first; it != last; ++it) ids.push_back(it->second);
+      data_listeners_.erase(first, last);
+      engine = engine_.get();
+    }
+    for (watch::WatchId id : ids) engine->Remove(id);  // waits for running calls, no lock held
+  }
+
+  absl::Status Close() override {
+    watch::WatchEngine* engine = nullptr;
+    {
+      absl::MutexLock lock(&watch_mu_);
+      watch_closed_ = true;
+      data_listeners_.clear();
+      engine = engine_.get();
+    }
+    if (engine != nullptr) engine->Close();
+    return keeper_.Stop();
+  }
 
   InstanceSession& session() { return session_; }
 
  private:
+  // The watch engine, created on the first Watch(); FailedPrecondition once closed.
+  absl::StatusOr<watch::WatchEngine*> Engine() {
+    absl::MutexLock lock(&watch_mu_);
+    if (watch_closed_) return absl::FailedPreconditionError("Watch: the repository is closed");
+    if (engine_ == nullptr) {
+      watch::WatchEngineOptions options;
+      options.block_query_wait = options_.block_query_wait;
+      const KeySpace* space = &space_;
+      options.key_mapper = [space](absl::string_view consul_key) {
+        return space->RepositoryKey(consul_key);
+      };
+      ASSIGN_OR_RETURN(engine_, watch::WatchEngine::Create(client_.get(), std::move(options)));
+    }
+    return engine_.get();
+  }
+
   // Validates `key` and fails once closed.
   absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
     if (absl::Status status = ValidateKey(key, root); !status.ok()) {
@@ -220,6 +282,14 @@ class ConsulRepository final : public Repository {
   consul::Canceller canceller_;  // cancelled by Close(); shared by every request
   SessionKeeper keeper_;         // stopped and joined before the client and canceller go
   ConsulInstanceSession session_;
+
+  absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back
+  bool watch_closed_ ABSL_GUARDED_BY(watch_mu_) = false;
+  // Data listeners by repository key (several per key possible).
+  std::multimap<std::string, watch::WatchId> data_listeners_ ABSL_GUARDED_BY(watch_mu_);
+  // Declared last: destroyed (joining its threads) before everything it uses. Never reset
+  // before the repository goes, so the raw pointers handed out above stay valid.
+  std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(watch_mu_);
 };
 
 absl::Status OptionError(absl::string_view field, absl::Duration value,

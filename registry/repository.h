@@ -16,11 +16,14 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "registry/events.h"
 
 namespace registry {
 
@@ -34,6 +37,12 @@ enum class ConnectionState {
 };
 
 const char* ConnectionStateName(ConnectionState state);
+
+struct DataListenerOptions {
+  // Report every key that exists when the listener is registered as an ADDED event before any
+  // other event. By default the existing state is the silent starting point.
+  bool replay_existing = false;
+};
 
 class Repository {
  public:
@@ -80,9 +89,37 @@ class Repository {
   // Removes a listener; after it returns the listener is not called again.
   virtual void RemoveConnectionListener(int id) = 0;
 
+  // Registers `listener` for the changes of `key` and of every key below it ("/a" covers "/a"
+  // and "/a/b/c", never "/ab"; "/" covers the whole namespace) as ADDED / UPDATED / DELETED
+  // events carrying repository keys (events.h). Returns once the subtree has been read: every
+  // change applied after the call returns is reported, and the state read is reported only
+  // with options.replay_existing. No final state is lost: after errors, server restarts or
+  // index resets the events still bring the listener's view to the store's. Several listeners
+  // may be registered on one key; each gets every event.
+  // Listener calls: on a background thread (never one doing network I/O), in store order for
+  // each key, never two at once for one registration; a slow listener does not hold up the
+  // others; an exception thrown by a listener is caught and logged. A listener may call Watch,
+  // RemoveDataListener and Close.
+  // Errors: InvalidArgument for a malformed key; FailedPrecondition after Close(); Unavailable
+  // if the subtree could not be read; Unimplemented if the repository cannot watch.
+  virtual absl::Status Watch(absl::string_view key, DataChangedListener listener,
+                             const DataListenerOptions& options) {
+    return absl::UnimplementedError(
+        absl::StrCat("Watch '", key, "': this repository does not support watches"));
+  }
+  absl::Status Watch(absl::string_view key, DataChangedListener listener) {
+    return Watch(key, std::move(listener), DataListenerOptions{});
+  }
+
+  // Removes every listener registered on exactly `key` (not those of keys above or below it).
+  // When it returns none of them is running or will be called again — except one calling this
+  // from inside its own call, which finishes that call. No-op when there is none.
+  virtual void RemoveDataListener(absl::string_view key) {}
+
   // Destroys the instance session (ephemeral keys vanish at once), stops every background
   // thread and fails later calls with FailedPrecondition. Safe to call twice; never blocks for
-  // longer than the request timeout.
+  // longer than the request timeout. Watches stop at once: no data listener is called after it
+  // returns (called from inside a data listener, that listener's current call finishes).
   virtual absl::Status Close() = 0;
 };
 

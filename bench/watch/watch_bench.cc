@@ -1,0 +1,280 @@
+// watch_bench: a driver (not a test) that starts consul-dev-server as a child process and
+// prints, as JSON:
+//  - write -> callback latency (p50/p99/max) with 10,000 keys under the watched prefix (and with
+//    10 keys, for comparison); each write waits for its callback, so nothing is coalesced;
+//  - CPU time of the engine's background threads per event;
+//  - background threads, process threads and RSS growth with 1, 100 and 10,000 watches, the
+//    write -> callback latency with that many watches parked, and Close() time.
+// Results are recorded in bench/README.md ("watch" section).
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "registry/consul/client.h"
+#include "watch/watch_engine.h"
+
+extern char** environ;
+
+namespace registry::watch {
+namespace {
+
+struct Server {
+  pid_t pid = -1;
+  std::string address;
+};
+
+Server StartServer() {
+  int out[2];
+  if (pipe(out) != 0) return {};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::string binary = CONSUL_DEV_SERVER_PATH;
+  std::string addr = "--http_addr=127.0.0.1:0";
+  char* argv[] = {binary.data(), addr.data(), nullptr};
+  Server server;
+  if (posix_spawn(&server.pid, argv[0], &actions, nullptr, argv, environ) != 0) server.pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  close(out[0]);
+  // The first line names the bound address ("... 127.0.0.1:PORT").
+  const size_t space = line.rfind(' ');
+  server.address = space == std::string::npos ? line : line.substr(space + 1);
+  return server;
+}
+
+long StatusField(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (!absl::StartsWith(line, field)) continue;
+    long value = 0;
+    absl::string_view rest =
+        absl::StripAsciiWhitespace(absl::StripSuffix(absl::StripPrefix(line, field), "kB"));
+    if (absl::SimpleAtoi(rest, &value)) return value;
+  }
+  return -1;
+}
+
+absl::Duration ProcessCpu() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime);
+}
+
+absl::Duration ThisThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return absl::DurationFromTimespec(ts);
+}
+
+// Receives events and lets the writer wait for the one carrying a given value.
+class Waiter {
+ public:
+  DataChangedListener Listener() {
+    return [this](const DataChangedEvent& event) {
+      absl::MutexLock lock(&mu_);
+      last_value_ = event.value.value_or("");
+      received_at_ = absl::Now();
+      ++events_;
+    };
+  }
+  // Waits until an event carrying `value` arrived; returns its arrival time (InfinitePast on
+  // timeout).
+  absl::Time Await(const std::string& value, absl::Duration timeout = absl::Seconds(10)) {
+    absl::MutexLock lock(&mu_);
+    auto seen = [this, &value]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return last_value_ == value; };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&seen), timeout)) return absl::InfinitePast();
+    return received_at_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::string last_value_ ABSL_GUARDED_BY(mu_);
+  absl::Time received_at_ ABSL_GUARDED_BY(mu_);
+  size_t events_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Watch keys of one scale run; zero-padded so that no watch key is a prefix of another.
+std::string WatchKey(int count, int i) { return absl::StrFormat("bench/scale-%d/w%05d", count, i); }
+
+// Reads served by the dev server so far (its /v1/_dev/stats counter "kv.get").
+uint64_t ServedReads(consul::Client& client) {
+  consul::HttpRequest request;
+  request.path = "/v1/_dev/stats";
+  absl::StatusOr<consul::HttpResponse> response = client.Execute(request);
+  if (!response.ok() || response->status != 200) return 0;
+  nlohmann::json stats = nlohmann::json::parse(response->body, nullptr, false);
+  return stats.is_object() ? stats.value("kv.get", uint64_t{0}) : 0;
+}
+
+double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+
+nlohmann::ordered_json Percentiles(std::vector<absl::Duration> samples) {
+  nlohmann::ordered_json out;
+  if (samples.empty()) return out;
+  std::sort(samples.begin(), samples.end());
+  auto at = [&samples](double q) {
+    return Ms(samples[std::min(samples.size() - 1, static_cast<size_t>(q * samples.size()))]);
+  };
+  out["samples"] = samples.size();
+  out["p50_ms"] = at(0.50);
+  out["p90_ms"] = at(0.90);
+  out["p99_ms"] = at(0.99);
+  out["max_ms"] = Ms(samples.back());
+  return out;
+}
+
+bool Populate(consul::Client& client, const std::string& prefix, int keys) {
+  std::vector<consul::TxnOp> ops;
+  for (int i = 0; i < keys; ++i) {
+    ops.push_back(consul::TxnOp::Set(absl::StrCat(prefix, i), absl::StrCat("initial-", i)));
+    if (ops.size() == 128 || i + 1 == keys) {
+      if (!client.Txn(ops).ok()) return false;
+      ops.clear();
+    }
+  }
+  return true;
+}
+
+// Write -> callback latency and engine CPU per event with `keys` keys under one watched prefix.
+nlohmann::ordered_json LatencyRun(consul::ClientOptions client_options, consul::Client& writer,
+                                  int keys, int writes) {
+  const std::string watched = absl::StrCat("bench/latency-", keys, "-keys");
+  const std::string prefix = watched + "/";
+  nlohmann::ordered_json out;
+  out["keys_under_prefix"] = keys;
+  if (!Populate(writer, prefix, keys)) return out;
+  WatchEngineOptions options;
+  options.block_query_wait = absl::Seconds(60);
+  auto engine = WatchEngine::Create(client_options, options);
+  if (!engine.ok()) return out;
+  Waiter waiter;
+  if (!(*engine)->Watch(watched, waiter.Listener()).ok()) return out;
+  std::vector<absl::Duration> latencies;
+  const absl::Duration cpu_start = ProcessCpu();
+  const absl::Duration writer_cpu_start = ThisThreadCpu();
+  for (int i = 0; i < writes; ++i) {
+    const std::string value = absl::StrCat("v", i);
+    const absl::Time start = absl::Now();
+    if (!writer.KvPut(absl::StrCat(prefix, (i * 7919) % keys), value).ok()) continue;
+    const absl::Time received = waiter.Await(value);
+    if (received == absl::InfinitePast()) continue;
+    latencies.push_back(received - start);
+  }
+  const absl::Duration engine_cpu =
+      (ProcessCpu() - cpu_start) - (ThisThreadCpu() - writer_cpu_start);
+  out["latency"] = Percentiles(latencies);
+  out["engine_cpu_us_per_event"] =
+      latencies.empty() ? 0.0 : absl::ToDoubleMicroseconds(engine_cpu) / latencies.size();
+  (*engine)->Close();
+  return out;
+}
+
+// Threads and RSS with `count` watches parked, plus latency and Close() time with all of them.
+nlohmann::ordered_json ScaleRun(consul::ClientOptions client_options, consul::Client& writer,
+                                int count) {
+  nlohmann::ordered_json out;
+  out["watches"] = count;
+  const uint64_t parked_baseline = ServedReads(writer);
+  const long threads_before = StatusField("Threads:");
+  const long rss_before = StatusField("VmRSS:");
+  WatchEngineOptions options;
+  options.block_query_wait = absl::Seconds(120);
+  auto engine = WatchEngine::Create(client_options, options);
+  if (!engine.ok()) return out;
+  std::vector<std::unique_ptr<Waiter>> waiters;
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < count; ++i) {
+    waiters.push_back(std::make_unique<Waiter>());
+    auto id = (*engine)->Watch(WatchKey(count, i), waiters.back()->Listener());
+    if (!id.ok()) {
+      out["error"] = std::string(id.status().message());
+      return out;
+    }
+  }
+  out["watch_calls_s"] = absl::ToDoubleSeconds(absl::Now() - start);
+  // Every watch has made its starting listing and parked its first blocking query.
+  while (ServedReads(writer) < parked_baseline + 2 * static_cast<uint64_t>(count) &&
+         absl::Now() - start < absl::Minutes(2)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  out["all_parked_s"] = absl::ToDoubleSeconds(absl::Now() - start);
+  // One write to a few of the watches, each waited for: every query is parked by then.
+  std::vector<absl::Duration> latencies;
+  for (int i = 0; i < 50; ++i) {
+    const int target = (i * 7919) % count;
+    const std::string value = absl::StrCat("x", i);
+    const absl::Time begin = absl::Now();
+    if (!writer.KvPut(absl::StrCat(WatchKey(count, target), "/k"), value).ok()) continue;
+    const absl::Time received = waiters[target]->Await(value);
+    if (received != absl::InfinitePast()) latencies.push_back(received - begin);
+  }
+  out["latency"] = Percentiles(latencies);
+  out["engine_background_threads"] = (*engine)->background_threads();
+  out["process_threads_added"] = StatusField("Threads:") - threads_before;
+  out["rss_mib_added"] = (StatusField("VmRSS:") - rss_before) / 1024.0;
+  const absl::Time close_start = absl::Now();
+  (*engine)->Close();
+  out["close_ms"] = Ms(absl::Now() - close_start);
+  return out;
+}
+
+// `only`: "latency" or "scale" runs one part; empty runs both.
+int Main(const std::string& only) {
+  Server server = StartServer();
+  if (server.pid <= 0 || server.address.empty()) {
+    std::fprintf(stderr, "cannot start %s\n", CONSUL_DEV_SERVER_PATH);
+    return 1;
+  }
+  consul::ClientOptions client_options;
+  client_options.servers = server.address;
+  auto writer = consul::Client::Create(client_options);
+  if (!writer.ok()) return 1;
+  // Wait for the server to answer.
+  for (int i = 0; i < 100 && !(*writer)->Leader().ok(); ++i) absl::SleepFor(absl::Milliseconds(50));
+
+  nlohmann::ordered_json report;
+  if (only.empty() || only == "latency") {
+    report["latency_10000_keys"] = LatencyRun(client_options, **writer, 10000, 500);
+    report["latency_10_keys"] = LatencyRun(client_options, **writer, 10, 1000);
+  }
+  if (only.empty() || only == "scale") {
+    nlohmann::ordered_json scale = nlohmann::ordered_json::array();
+    for (int count : {1, 100, 10000}) scale.push_back(ScaleRun(client_options, **writer, count));
+    report["scale"] = scale;
+  }
+
+  kill(server.pid, SIGTERM);
+  int status = 0;
+  waitpid(server.pid, &status, 0);
+  std::printf("%s\n", report.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace registry::watch
+
+int main(int argc, char** argv) { return registry::watch::Main(argc > 1 ? argv[1] : ""); }

@@ -1,0 +1,170 @@
+// No lost final state: after index resets, failing servers, dropped connections and restarts,
+// the listener's view converges to the server's.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/watch/watch_fixture.h"
+
+namespace registry::watch::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::IsEmpty;
+using Type = DataChangedEvent::Type;
+
+class WatchFaultsTest : public WatchTest {
+ protected:
+  void SetUp() override {
+    WatchTest::SetUp();
+    // An index reset that happens while no query is parked leaves the next query parked until
+    // the wait ends (as with Consul); a short wait bounds how long convergence may take then.
+    engine_ = NewEngine(EngineOptions(absl::Seconds(3)));
+    ASSERT_NE(engine_, nullptr);
+  }
+  void TearDown() override {
+    if (engine_ != nullptr) engine_->Close();
+    EXPECT_THAT(mirror_.violations(), IsEmpty());
+    WatchTest::TearDown();
+  }
+  // The listener starts with the existing state (replayed), so its view must always equal the
+  // server's once changes stop.
+  void WatchA() {
+    WatchOptions replay;
+    replay.replay_existing = true;
+    absl::StatusOr<WatchId> id = engine_->Watch("ns/a", mirror_.Listener(), replay);
+    ASSERT_TRUE(id.ok()) << id.status();
+  }
+  void ExpectConverged() {
+    KeyValues expected = ServerView("ns/a");
+    EXPECT_TRUE(mirror_.AwaitView(expected))
+        << "listener " << Describe(mirror_.view()) << " vs server " << Describe(expected);
+  }
+
+  std::unique_ptr<WatchEngine> engine_;
+  Mirror mirror_;
+};
+
+TEST_F(WatchFaultsTest, IndexResetReplaysMissedChangesAsEvents) {
+  Put("ns/a/keep", "1");
+  Put("ns/a/change", "1");
+  Put("ns/a/drop", "1");
+  WatchA();
+  Put("ns/a/seen", "1");
+  ASSERT_TRUE(mirror_.AwaitEventCount(4));
+  // The reset must meet a parked query (reads: the starting listing, the query answered by the
+  // write, the one parked after it); a reset before it parks is only seen when the wait ends.
+  ASSERT_TRUE(Eventually([&] { return server().RequestCounts()["kv.get"] >= 3; }));
+  // Every index moves back to 1: a watch trusting indexes would ignore the changes below.
+  server().ResetIndex(1);
+  Put("ns/a/change", "2");
+  Delete("ns/a/drop");
+  Put("ns/a/new", "1");
+  ExpectConverged();
+  std::vector<DataChangedEvent> events = mirror_.events();
+  EXPECT_THAT(events, Contains(::testing::Field(&DataChangedEvent::key, "/a/drop")));
+  for (size_t i = 3; i < events.size(); ++i) {  // after the replay of the 3 existing keys
+    EXPECT_NE(events[i].key, "/a/keep") << "unchanged key reported: " << Describe(events[i]);
+  }
+}
+
+TEST_F(WatchFaultsTest, BurstOfServerErrorsLosesNoChange) {
+  Put("ns/a/x", "1");
+  Put("ns/a/y", "1");
+  WatchA();
+  server().FailNextRequests(8);
+  server().DropAllConnections();  // the parked query fails and meets the 500s
+  Put("ns/a/x", "2");             // retried by the fixture until the burst is over
+  Delete("ns/a/y");
+  Put("ns/a/z", "1");
+  ExpectConverged();
+}
+
+TEST_F(WatchFaultsTest, DroppedConnectionsLoseNoChange) {
+  WatchA();
+  server().DropNextConnections(3);
+  server().DropAllConnections();
+  Put("ns/a/x", "1");
+  Put("ns/a/y", "1");
+  Delete("ns/a/x");
+  ExpectConverged();
+}
+
+TEST_F(WatchFaultsTest, RestartedEmptyServerIsReportedAsDeletions) {
+  Put("ns/a/x", "1");
+  Put("ns/a/y", "2");
+  WatchA();
+  Put("ns/a/z", "3");
+  ASSERT_TRUE(mirror_.AwaitView({{"/a/x", "1"}, {"/a/y", "2"}, {"/a/z", "3"}}));
+  RestartServer();
+  Put("ns/a/y", "fresh");
+  ASSERT_TRUE(mirror_.AwaitView({{"/a/y", "fresh"}}));
+  std::vector<DataChangedEvent> events = mirror_.events();
+  DataChangedEvent deleted_x;
+  deleted_x.type = Type::kDeleted;
+  deleted_x.key = "/a/x";
+  deleted_x.value = "1";
+  EXPECT_THAT(events, Contains(deleted_x));
+}
+
+TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerState) {
+  WatchA();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 3; ++w) {
+    writers.emplace_back([this, w] {
+      absl::BitGen rng;
+      for (int i = 0; i < 150; ++i) {
+        std::string key =
+            absl::StrCat("ns/a/", absl::Uniform(rng, 0, 12), "/", absl::Uniform(rng, 0, 3));
+        int action = absl::Uniform(rng, 0, 10);
+        if (action < 6) {
+          raw().KvPut(key, absl::StrCat("w", w, "-", i)).IgnoreError();
+        } else if (action < 9) {
+          raw().KvDelete(key).IgnoreError();
+        } else {
+          consul::KvDeleteOptions recurse;
+          recurse.recurse = true;
+          raw().KvDelete(key.substr(0, key.rfind('/')), recurse).IgnoreError();
+        }
+      }
+    });
+  }
+  std::thread faults([this, &stop] {
+    absl::BitGen rng;
+    int round = 0;
+    while (!stop.load()) {
+      switch (round++ % 4) {
+        case 0:
+          server().FailNextRequests(absl::Uniform(rng, 1, 6));
+          break;
+        case 1:
+          server().DropAllConnections();
+          break;
+        case 2:
+          server().ResetIndex(absl::Uniform<uint64_t>(rng, 1, 50));
+          break;
+        case 3:
+          server().DropNextConnections(absl::Uniform(rng, 1, 4));
+          break;
+      }
+      // Pacing of the fault injector, not a synchronisation: faults arrive while writes run.
+      std::this_thread::sleep_for(std::chrono::milliseconds(absl::Uniform(rng, 5, 30)));
+    }
+  });
+  for (std::thread& writer : writers) writer.join();
+  stop = true;
+  faults.join();
+  server().ClearFaults();
+  Put("ns/a/final", "done");
+  ExpectConverged();
+}
+
+}  // namespace
+}  // namespace registry::watch::testing

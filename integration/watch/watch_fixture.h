@@ -1,0 +1,100 @@
+// integration/watch/watch_fixture.h
+//
+// Fixture of the watch engine integration tests: a dev server started in-process on port 0
+// (fault controls on, 1 s minimum session TTL), a raw client to write and inspect, engines whose
+// events carry repository keys (namespace "ns" stripped), and Mirror, a listener that applies
+// events to a map and that tests wait on with deadlines (never fixed sleeps).
+#ifndef INTEGRATION_WATCH_WATCH_FIXTURE_H_
+#define INTEGRATION_WATCH_WATCH_FIXTURE_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "integration/devserver/dev_server.h"
+#include "registry/consul/client.h"
+#include "registry/events.h"
+#include "watch/watch_engine.h"
+
+namespace registry::watch::testing {
+
+// Long enough for a loaded machine, short enough to fail fast.
+inline constexpr absl::Duration kPatience = absl::Seconds(15);
+
+using KeyValues = std::map<std::string, std::string>;
+
+// Applies events to a key -> value map and records them. Flags protocol violations: ADDED for a
+// key it holds, UPDATED or DELETED for one it does not, DELETED with another value than the last
+// one reported, and concurrent calls.
+class Mirror {
+ public:
+  DataChangedListener Listener();
+
+  // Waits until the view equals `expected`; false on timeout.
+  bool AwaitView(const KeyValues& expected, absl::Duration timeout = kPatience);
+  // Waits until at least `count` events arrived; false on timeout.
+  bool AwaitEventCount(size_t count, absl::Duration timeout = kPatience);
+
+  KeyValues view();
+  std::vector<DataChangedEvent> events();
+  std::vector<std::string> violations();
+
+ private:
+  absl::Mutex mu_;
+  bool in_call_ ABSL_GUARDED_BY(mu_) = false;
+  KeyValues view_ ABSL_GUARDED_BY(mu_);
+  std::vector<DataChangedEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> violations_ ABSL_GUARDED_BY(mu_);
+};
+
+// "ADDED /a=v" for test messages.
+std::string Describe(const DataChangedEvent& event);
+std::string Describe(const std::vector<DataChangedEvent>& events);
+std::string Describe(const KeyValues& view);
+
+class WatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Engine options: the given block wait, 20 ms minimum back-off, namespace "ns" stripped.
+  WatchEngineOptions EngineOptions(absl::Duration block_wait = absl::Seconds(10));
+  std::unique_ptr<WatchEngine> NewEngine(const WatchEngineOptions& options);
+  std::unique_ptr<WatchEngine> NewEngine() { return NewEngine(EngineOptions()); }
+
+  // Writes through the raw client, retrying (for at most kPatience) while faults make it fail.
+  void Put(const std::string& consul_key, const std::string& value);
+  void Delete(const std::string& consul_key, bool recurse = false);
+
+  // What the server holds under the watch of `consul_key`, as a listener should see it.
+  KeyValues ServerView(const std::string& consul_key);
+
+  // Stops the dev server and starts an empty one on the same address.
+  void RestartServer();
+
+  devserver::DevServer& server() { return *server_; }
+  consul::Client& raw() { return *raw_; }
+  std::string address() const { return address_; }
+
+ private:
+  std::unique_ptr<devserver::DevServer> server_;
+  std::unique_ptr<consul::Client> raw_;
+  std::string address_;
+};
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value. For
+// state with no notification (e.g. the dev server's connection count).
+bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
+
+// Threads of this process, from /proc/self/status.
+int ProcessThreadCount();
+
+}  // namespace registry::watch::testing
+
+#endif  // INTEGRATION_WATCH_WATCH_FIXTURE_H_

@@ -1,0 +1,76 @@
+// ParseListingBody must read exactly what consul::ParseKvListResponse reads, and refuse what it
+// cannot read (the engine then falls back to the general parser).
+#include "watch/listing_parser.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "registry/consul/kv.h"
+
+namespace registry::watch {
+namespace {
+
+std::vector<consul::DirEntry> Reference(const std::string& body) {
+  consul::HttpRequest request;
+  request.path = "/v1/kv/ns?recurse";
+  consul::HttpResponse response;
+  response.status = 200;
+  response.headers = {{"X-Consul-Index", "7"}};
+  response.body = body;
+  absl::StatusOr<consul::KvListResult> result = consul::ParseKvListResponse(request, response);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? result->entries : std::vector<consul::DirEntry>{};
+}
+
+void ExpectSameAsReference(const std::string& body) {
+  std::optional<std::vector<consul::DirEntry>> fast = ParseListingBody(body);
+  ASSERT_TRUE(fast.has_value()) << body;
+  EXPECT_EQ(*fast, Reference(body)) << body;
+}
+
+TEST(ListingParserTest, ReadsEveryDirEntryFieldLikeTheGeneralParser) {
+  ExpectSameAsReference(
+      R"([{"LockIndex":2,"Key":"ns/a","Flags":42,"Value":"aGVsbG8=","Session":"s-1",)"
+      R"("CreateIndex":5,"ModifyIndex":9},)"
+      R"({"LockIndex":0,"Key":"ns/b","Flags":0,"Value":null,"CreateIndex":6,"ModifyIndex":6}])");
+}
+
+TEST(ListingParserTest, DecodesStringEscapesInKeys) {
+  ExpectSameAsReference(
+      R"([{"Key":"ns/q\"b\\s\/\u00e9\ud83d\ude00\n\t","Value":"eA==","Flags":0,"LockIndex":0,)"
+      R"("CreateIndex":1,"ModifyIndex":1}])");
+}
+
+TEST(ListingParserTest, SkipsUnknownFieldsOfAnyType) {
+  ExpectSameAsReference(
+      R"( [ { "Namespace" : "default", "Extra": {"a":[1,2.5e3,true,false,null,{"b":"c"}]},)"
+      R"( "Key":"ns/x", "Value":"", "Flags":1, "LockIndex":0, "CreateIndex":3,)"
+      R"( "ModifyIndex":4 } ] )");
+}
+
+TEST(ListingParserTest, ReadsAnEmptyArray) {
+  std::optional<std::vector<consul::DirEntry>> fast = ParseListingBody(" [ ] ");
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_TRUE(fast->empty());
+}
+
+TEST(ListingParserTest, RefusesMalformedBodies) {
+  const char* bodies[] = {
+      "",
+      "{}",
+      R"([{"Key":"ns/a","CreateIndex":1,"ModifyIndex":1})",                // unterminated array
+      R"([{"Value":"eA==","CreateIndex":1,"ModifyIndex":1}])",             // no Key
+      R"([{"Key":"ns/a","CreateIndex":1}])",                               // no ModifyIndex
+      R"([{"Key":"ns/a","CreateIndex":1,"ModifyIndex":1.5}])",             // fractional index
+      R"([{"Key":"ns/a","CreateIndex":1,"ModifyIndex":-1}])",              // negative index
+      R"([{"Key":"ns/a","CreateIndex":1,"ModifyIndex":1}] x)",             // trailing garbage
+      R"([{"Key":"ns/a","Value":"!!","CreateIndex":1,"ModifyIndex":1}])",  // bad base64
+      "[{\"Key\":\"ns/\x01\",\"CreateIndex\":1,\"ModifyIndex\":1}]",       // raw control char
+      R"([{"Key":"ns/\ud83d","CreateIndex":1,"ModifyIndex":1}])",          // lone surrogate
+      R"([{"Key":"ns/a","CreateIndex":1,"ModifyIndex":99999999999999999999}])",  // overflow
+  };
+  for (const char* body : bodies) EXPECT_FALSE(ParseListingBody(body).has_value()) << body;
+}
+
+}  // namespace
+}  // namespace registry::watch

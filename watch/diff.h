@@ -1,0 +1,88 @@
+// watch/diff.h
+//
+// The pure heart of a watch: what it covers (WatchScope), what its listener has been told
+// (Snapshot), and the diff that turns a fresh listing of the store into the events that bring
+// the listener from its view to the store's. No I/O, no threads.
+//
+// Thread safety: plain values and pure functions.
+#ifndef WATCH_DIFF_H_
+#define WATCH_DIFF_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "registry/consul/kv.h"
+#include "registry/events.h"
+
+namespace registry::watch {
+
+// Maps a Consul key to the key events carry, or nullopt to ignore that Consul key (for a
+// repository: KeySpace::RepositoryKey, which strips the namespace). A null mapper keeps keys as
+// they are.
+using KeyMapper = std::function<std::optional<std::string>(absl::string_view consul_key)>;
+
+// The keys one watch covers. A watch on "ns/a" covers "ns/a" itself and every key below
+// "ns/a/", never "ns/ab". A key that is empty or ends with '/' ("ns/") is a pure prefix: it
+// covers every key starting with it.
+class WatchScope {
+ public:
+  explicit WatchScope(std::string consul_key);
+
+  // The key given at construction; also the prefix of the recursive listing that covers the
+  // scope (a superset: "ns/a" lists "ns/ab" too, which Contains() rejects).
+  const std::string& consul_key() const { return consul_key_; }
+
+  // True iff `key` is inside the scope.
+  bool Contains(absl::string_view key) const;
+
+ private:
+  std::string consul_key_;
+  std::string tree_prefix_;  // consul_key_ + "/", or consul_key_ for a pure prefix
+};
+
+// One key as the listener last saw it.
+struct KnownEntry {
+  std::string consul_key;
+  std::string key;  // as mapped for events
+  std::string value;
+  uint64_t flags = 0;
+  uint64_t modify_index = 0;
+
+  friend bool operator==(const KnownEntry&, const KnownEntry&) = default;
+};
+
+// The listener's view: entries sorted by consul_key, without duplicates.
+using Snapshot = std::vector<KnownEntry>;
+
+// How a present key is judged changed.
+enum class CompareBy {
+  // Normal operation: changed when its ModifyIndex, value or flags differ (every ModifyIndex
+  // change of a present key is an UPDATED).
+  kModifyIndex,
+  // After the store's index went backwards (or any re-list after an error) indexes are no longer
+  // comparable: changed only when its value or flags differ.
+  kContent,
+};
+
+struct DiffResult {
+  Snapshot next;                         // the listener's view once `events` are delivered
+  std::vector<DataChangedEvent> events;  // sorted by consul key; at most one per key
+};
+
+// Compares `listing` (entries of a recursive listing of scope.consul_key(), in any order) with
+// `previous`. Entries outside `scope` or ignored by `mapper` are dropped. Emits kAdded for keys
+// absent from `previous`, kUpdated for present keys judged changed by `compare`, and kDeleted
+// (with the last known value and flags) for keys of `previous` missing from the listing.
+DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
+                       const WatchScope& scope, const KeyMapper& mapper, CompareBy compare);
+
+// One kAdded per entry of `snapshot`, in order (the replay of the existing state).
+std::vector<DataChangedEvent> ReplayEvents(const Snapshot& snapshot);
+
+}  // namespace registry::watch
+
+#endif  // WATCH_DIFF_H_

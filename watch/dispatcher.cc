@@ -1,0 +1,243 @@
+#include "watch/dispatcher.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <utility>
+
+namespace registry::watch {
+namespace {
+
+// The dispatcher whose worker is the current thread, and the slot whose listener it runs.
+thread_local const Dispatcher* tls_dispatcher = nullptr;
+thread_local const void* tls_slot = nullptr;
+
+}  // namespace
+
+Dispatcher::Dispatcher(DispatcherOptions options, std::function<void()> wake_supervisor)
+    : options_([&options] {
+        options.max_workers = std::max<size_t>(options.max_workers, 1);
+        options.batch_size = std::max<size_t>(options.batch_size, 1);
+        return options;
+      }()),
+      wake_supervisor_(std::move(wake_supervisor)) {
+  absl::MutexLock lock(&mu_);
+  StartWorkerLocked();
+}
+
+Dispatcher::~Dispatcher() {
+  Stop();
+  std::vector<std::unique_ptr<Worker>> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(workers_);
+  }
+  for (auto& worker : left) {
+    if (worker->thread.get_id() == std::this_thread::get_id()) {
+      std::fprintf(stderr, "watch dispatcher destroyed from inside one of its listeners\n");
+      std::abort();
+    }
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+}
+
+void Dispatcher::StartWorkerLocked() {
+  auto worker = std::make_unique<Worker>();
+  Worker* self = worker.get();
+  workers_.push_back(std::move(worker));
+  self->thread = std::thread([this, self] { WorkerLoop(self); });
+}
+
+size_t Dispatcher::IdleWorkersLocked() const {
+  size_t idle = 0;
+  for (const auto& worker : workers_) idle += worker->idle && !worker->done ? 1 : 0;
+  return idle;
+}
+
+void Dispatcher::Add(uint64_t id, DataChangedListener listener) {
+  auto slot = std::make_shared<Slot>();
+  slot->id = id;
+  slot->listener = std::move(listener);
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  slots_[id] = std::move(slot);
+}
+
+void Dispatcher::Enqueue(uint64_t id, std::vector<DataChangedEvent> events) {
+  if (events.empty()) return;
+  bool wake = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    auto it = slots_.find(id);
+    if (it == slots_.end()) return;
+    Slot& slot = *it->second;
+    for (DataChangedEvent& event : events) slot.pending.push_back(std::move(event));
+    if (!slot.queued && !slot.running) {
+      slot.queued = true;
+      run_queue_.push_back(it->second);
+      work_cv_.Signal();
+    }
+    if (!run_queue_.empty() && IdleWorkersLocked() == 0 && next_check_ == absl::InfiniteFuture()) {
+      next_check_ = absl::Now() + options_.stall_threshold;
+      wake = true;
+    }
+  }
+  if (wake && wake_supervisor_) wake_supervisor_();
+}
+
+void Dispatcher::Remove(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  auto it = slots_.find(id);
+  if (it == slots_.end()) return;
+  std::shared_ptr<Slot> slot = std::move(it->second);
+  slots_.erase(it);
+  slot->removed.store(true, std::memory_order_release);
+  slot->pending.clear();  // a queued slot stays in run_queue_; workers skip removed ones
+  if (tls_dispatcher == this && tls_slot == slot.get()) return;  // from its own listener
+  while (slot->running) idle_cv_.Wait(&mu_);
+}
+
+absl::Time Dispatcher::Supervise(absl::Time now) {
+  std::vector<std::unique_ptr<Worker>> done;
+  absl::Time next;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if ((*it)->done) {
+        done.push_back(std::move(*it));
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    next_check_ = absl::InfiniteFuture();
+    if (!stopping_ && !run_queue_.empty() && IdleWorkersLocked() == 0) {
+      // Work waits and nobody is free: stalled once even the latest batch is too old.
+      absl::Time latest = absl::InfinitePast();
+      for (const auto& worker : workers_) latest = std::max(latest, worker->busy_since);
+      if (latest == absl::InfiniteFuture()) {
+        next_check_ = now + options_.stall_threshold;  // a worker is between batches
+      } else if (now - latest >= options_.stall_threshold) {
+        if (workers_.size() < options_.max_workers) {
+          StartWorkerLocked();
+          next_check_ = now + options_.stall_threshold;
+        }
+      } else {
+        next_check_ = latest + options_.stall_threshold;
+      }
+    }
+    next = next_check_;
+  }
+  for (auto& worker : done) worker->thread.join();
+  return next;
+}
+
+void Dispatcher::Stop() {
+  std::vector<std::unique_ptr<Worker>> to_join;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (auto& [id, slot] : slots_) {
+      slot->removed.store(true, std::memory_order_release);
+      slot->pending.clear();
+    }
+    slots_.clear();
+    run_queue_.clear();
+    work_cv_.SignalAll();
+    idle_cv_.SignalAll();
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if ((*it)->thread.get_id() == std::this_thread::get_id()) {
+        ++it;  // the caller is this worker's listener: the destructor joins it
+      } else {
+        to_join.push_back(std::move(*it));
+        it = workers_.erase(it);
+      }
+    }
+  }
+  for (auto& worker : to_join) {
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+}
+
+size_t Dispatcher::worker_count() const {
+  absl::MutexLock lock(&mu_);
+  size_t live = 0;
+  for (const auto& worker : workers_) live += worker->done ? 0 : 1;
+  return live;
+}
+
+bool Dispatcher::InListener() const { return tls_dispatcher == this && tls_slot != nullptr; }
+
+void Dispatcher::WorkerLoop(Worker* self) {
+  tls_dispatcher = this;
+  absl::MutexLock lock(&mu_);
+  const bool primary = !workers_.empty() && workers_.front().get() == self;
+  while (!stopping_) {
+    if (run_queue_.empty()) {
+      self->idle = true;
+      if (primary) {
+        work_cv_.Wait(&mu_);
+      } else if (work_cv_.WaitWithTimeout(&mu_, options_.idle_retire) && run_queue_.empty() &&
+                 !stopping_) {
+        self->idle = false;
+        break;  // an extra worker without work for idle_retire: retire
+      }
+      self->idle = false;
+      continue;
+    }
+    std::shared_ptr<Slot> slot = std::move(run_queue_.front());
+    run_queue_.pop_front();
+    slot->queued = false;
+    if (slot->removed.load(std::memory_order_acquire)) continue;
+    slot->running = true;
+    std::vector<DataChangedEvent> batch;
+    const size_t take = std::min(slot->pending.size(), options_.batch_size);
+    batch.reserve(take);
+    for (size_t i = 0; i < take; ++i) {
+      batch.push_back(std::move(slot->pending.front()));
+      slot->pending.pop_front();
+    }
+    self->busy_since = absl::Now();
+    bool wake = false;
+    if (!run_queue_.empty() && IdleWorkersLocked() == 0 && next_check_ == absl::InfiniteFuture()) {
+      next_check_ = self->busy_since + options_.stall_threshold;
+      wake = true;
+    }
+    mu_.Unlock();
+    if (wake && wake_supervisor_) wake_supervisor_();
+    RunBatch(slot.get(), std::move(batch));
+    mu_.Lock();
+    self->busy_since = absl::InfiniteFuture();
+    slot->running = false;
+    idle_cv_.SignalAll();
+    if (!slot->removed.load(std::memory_order_acquire) && !stopping_ && !slot->pending.empty()) {
+      slot->queued = true;
+      run_queue_.push_back(std::move(slot));
+    }
+  }
+  self->done = true;
+  tls_dispatcher = nullptr;
+}
+
+void Dispatcher::RunBatch(Slot* slot, std::vector<DataChangedEvent> batch) {
+  tls_slot = slot;
+  for (const DataChangedEvent& event : batch) {
+    if (slot->removed.load(std::memory_order_acquire)) break;
+    try {
+      slot->listener(event);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "watch %llu: listener threw on %s %s: %s\n",
+                   static_cast<unsigned long long>(slot->id), DataChangedEventTypeName(event.type),
+                   event.key.c_str(), e.what());
+    } catch (...) {
+      std::fprintf(stderr, "watch %llu: listener threw a non-standard exception on %s %s\n",
+                   static_cast<unsigned long long>(slot->id), DataChangedEventTypeName(event.type),
+                   event.key.c_str());
+    }
+  }
+  tls_slot = nullptr;
+}
+
+}  // namespace registry::watch

@@ -1,0 +1,469 @@
+#include "watch/io_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "registry/consul/kv.h"
+#include "registry/consul/query.h"
+#include "watch/listing_parser.h"
+
+namespace registry::watch::internal {
+namespace {
+
+// Longest sleep of epoll_wait: commands and libcurl's timers shorten it; this only bounds the
+// effect of a missed wake-up.
+constexpr absl::Duration kMaxPoll = absl::Seconds(1);
+// Readiness events taken from the kernel per epoll_wait.
+constexpr int kMaxEvents = 256;
+
+// Failures that say "this server is not answering properly": the next query tries another one.
+bool IsServerFailure(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsInternal(status) || absl::IsDataLoss(status) ||
+         absl::IsDeadlineExceeded(status);
+}
+
+absl::Status Annotate(const absl::Status& status, absl::string_view consul_key) {
+  return absl::Status(status.code(), absl::StrCat("watch '", consul_key, "': ", status.message()));
+}
+
+}  // namespace
+
+IoLoop::Query::Query(IoLoop* loop, WatchId id, WatchScope scope)
+    : loop(loop), id(id), scope(std::move(scope)) {}
+
+IoLoop::Query::~Query() {
+  exchange.reset();  // detaches from `easy` first
+  if (easy != nullptr) curl_easy_cleanup(easy);
+}
+
+IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options)
+    : options_(std::move(options)),
+      client_(client),
+      curl_options_(consul::CurlOptionsFrom(client->options())) {}
+
+IoLoop::~IoLoop() {
+  Close();
+  dispatcher_.reset();  // joins a worker left running by a Close() from inside a listener
+  {
+    absl::MutexLock lock(&mu_);
+    adds_.clear();  // handed over after the IO thread stopped: never in the multi handle
+  }
+  if (multi_ != nullptr) curl_multi_cleanup(multi_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+absl::Status IoLoop::Start() {
+  consul::EnsureCurlInitialized();
+  multi_ = curl_multi_init();
+  if (multi_ == nullptr)
+    return absl::ResourceExhaustedError("watch engine: curl_multi_init failed");
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+    return absl::ResourceExhaustedError("watch engine: cannot create epoll/eventfd descriptors");
+  }
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.fd = wake_fd_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
+    return absl::ResourceExhaustedError("watch engine: cannot watch the wake-up descriptor");
+  }
+  // Every watch holds one connection for its blocking query; never queue transfers.
+  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+  curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &IoLoop::OnSocket);
+  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &IoLoop::OnTimer);
+  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  dispatcher_ = std::make_unique<Dispatcher>(options_.dispatcher, [this] { Wake(); });
+  absl::MutexLock lock(&mu_);
+  io_running_ = true;
+  thread_ = std::thread([this] { Run(); });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListener listener,
+                                      WatchOptions options) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("watch '", consul_key, "': the watch engine is closed"));
+    }
+  }
+  if (!listener)
+    return absl::InvalidArgumentError(absl::StrCat("watch '", consul_key, "': no listener"));
+  // The starting view: everything applied after this listing is reported.
+  absl::StatusOr<consul::KvListResult> listing = client_->KvList(consul_key, {}, &canceller_);
+  if (!listing.ok()) return Annotate(listing.status(), consul_key);
+  WatchScope scope(consul_key);
+  DiffResult initial = DiffListing({}, std::move(listing->entries), scope, options_.key_mapper,
+                                   CompareBy::kModifyIndex);
+  CURL* easy = curl_easy_init();
+  if (easy == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("watch '", consul_key, "': cannot allocate a curl handle"));
+  }
+  WatchId id = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) {
+      curl_easy_cleanup(easy);
+      return absl::FailedPreconditionError(
+          absl::StrCat("watch '", consul_key, "': the watch engine is closed"));
+    }
+    id = next_id_++;
+    auto query = std::make_unique<Query>(this, id, std::move(scope));
+    query->easy = easy;
+    query->snapshot = std::move(initial.next);
+    query->tracker.Observe(listing->meta.index);
+    live_.insert(id);
+    dispatcher_->Add(id, std::move(listener));
+    if (options.replay_existing) dispatcher_->Enqueue(id, std::move(initial.events));
+    adds_.push_back(std::move(query));
+  }
+  Wake();
+  return id;
+}
+
+void IoLoop::Remove(WatchId id) {
+  dispatcher_->Remove(id);  // first: from here on no callback of `id`
+  {
+    absl::MutexLock lock(&mu_);
+    if (!live_.erase(id) || closed_) return;
+    removes_.push_back(id);
+  }
+  Wake();
+}
+
+void IoLoop::Close() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    closed_ = true;
+    live_.clear();
+  }
+  canceller_.Cancel();
+  if (wake_fd_ >= 0) Wake();
+  if (thread_.joinable()) thread_.join();
+  {
+    absl::MutexLock lock(&mu_);
+    io_running_ = false;
+  }
+  if (dispatcher_ != nullptr) dispatcher_->Stop();
+}
+
+size_t IoLoop::background_threads() const {
+  size_t threads = dispatcher_ != nullptr ? dispatcher_->worker_count() : 0;
+  absl::MutexLock lock(&mu_);
+  return threads + (io_running_ ? 1 : 0);
+}
+
+size_t IoLoop::watch_count() const {
+  absl::MutexLock lock(&mu_);
+  return live_.size();
+}
+
+void IoLoop::Run() {
+  std::vector<std::unique_ptr<Query>> adds;
+  std::vector<WatchId> removes;
+  epoll_event events[kMaxEvents];
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (closed_) break;
+      adds.swap(adds_);
+      removes.swap(removes_);
+    }
+    absl::Time now = absl::Now();
+    // Adds before removes: a watch removed right after it was added is in both lists.
+    for (std::unique_ptr<Query>& query : adds) {
+      Query* raw = query.get();
+      queries_[raw->id] = std::move(query);
+      StartQuery(raw, now);
+    }
+    adds.clear();
+    for (WatchId id : removes) {
+      auto it = queries_.find(id);
+      if (it == queries_.end()) continue;
+      Drop(it->second.get());
+      queries_.erase(it);
+    }
+    removes.clear();
+    while (!timers_.empty() && timers_.top().first <= now) {
+      auto [at, id] = timers_.top();
+      timers_.pop();
+      auto it = queries_.find(id);
+      if (it == queries_.end() || it->second->exchange != nullptr || it->second->retry_at != at) {
+        continue;  // stale timer
+      }
+      StartQuery(it->second.get(), now);
+    }
+
+    int running = 0;
+    if (curl_deadline_ <= absl::Now()) {
+      curl_deadline_ = absl::InfiniteFuture();
+      curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    CompleteFinished();
+
+    absl::Time deadline = std::min(dispatcher_->Supervise(absl::Now()), curl_deadline_);
+    if (!timers_.empty()) deadline = std::min(deadline, timers_.top().first);
+    absl::Duration sleep = std::clamp(deadline - absl::Now(), absl::ZeroDuration(), kMaxPoll);
+    int timeout_ms =
+        static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(sleep, absl::Milliseconds(1))));
+    const int ready = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+    for (int i = 0; i < ready; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == wake_fd_) {
+        uint64_t count = 0;
+        while (read(wake_fd_, &count, sizeof(count)) > 0) {
+        }
+        continue;
+      }
+      int flags = 0;
+      if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
+      if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+      if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+      curl_multi_socket_action(multi_, fd, flags, &running);
+    }
+    CompleteFinished();
+  }
+  // Oldest connection first: libcurl finds a connection to close by walking its per-host list
+  // from the oldest one, so this order keeps closing thousands of parked queries linear.
+  std::vector<std::pair<uint64_t, Query*>> order;
+  order.reserve(queries_.size());
+  for (auto& [id, query] : queries_) {
+    curl_socket_t socket = CURL_SOCKET_BAD;
+    uint64_t serial = 0;
+    if (query->exchange != nullptr &&
+        curl_easy_getinfo(query->easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK) {
+      auto it = socket_serial_.find(socket);
+      if (it != socket_serial_.end()) serial = it->second;
+    }
+    order.emplace_back(serial, query.get());
+  }
+  std::sort(order.begin(), order.end());
+  for (auto& [serial, query] : order) Drop(query);
+  queries_.clear();
+}
+
+void IoLoop::Wake() {
+  const uint64_t one = 1;
+  // A full counter (never in practice) already means "wake up"; nothing to handle.
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+int IoLoop::OnSocket(CURL* easy, curl_socket_t socket, int what, void* data, void* assigned) {
+  auto* self = static_cast<IoLoop*>(data);
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, socket, nullptr);  // may be closed already
+    return 0;
+  }
+  epoll_event event{};
+  event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+  event.data.fd = socket;
+  if (assigned == nullptr) {
+    if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST) {
+      epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, socket, &event);
+    }
+    curl_multi_assign(self->multi_, socket, self);  // any non-null marker: "registered"
+  } else if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT) {
+    epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, socket, &event);
+  }
+  return 0;
+}
+
+int IoLoop::OnTimer(CURLM* multi, long timeout_ms, void* data) {
+  auto* self = static_cast<IoLoop*>(data);
+  self->curl_deadline_ =
+      timeout_ms < 0 ? absl::InfiniteFuture() : absl::Now() + absl::Milliseconds(timeout_ms);
+  return 0;
+}
+
+void IoLoop::CompleteFinished() {
+  std::vector<std::pair<CURL*, CURLcode>> done;
+  int queued = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi_, &queued)) {
+    if (message->msg == CURLMSG_DONE) done.emplace_back(message->easy_handle, message->data.result);
+  }
+  const absl::Time now = absl::Now();
+  for (auto [easy, result] : done) {
+    char* pointer = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &pointer);
+    Query* query = reinterpret_cast<Query*>(pointer);
+    if (query != nullptr && query->exchange != nullptr) Complete(query, result, now);
+  }
+}
+
+void IoLoop::StartQuery(Query* query, absl::Time now) {
+  query->retry_at = absl::InfiniteFuture();
+  consul::QueryOptions options;
+  options.index = query->resync ? 0 : query->tracker.next_index();
+  options.wait = options_.block_query_wait;
+  absl::StatusOr<consul::HttpRequest> request =
+      consul::BuildKvListRequest(query->scope.consul_key(), options);
+  const std::string server = client_->PreferredServer();
+  if (!request.ok()) {
+    Fail(query, request.status(), server, now);
+    return;
+  }
+  request->server = server;
+  consul::ApplyClientOptions(client_->options(), &*request);
+  absl::StatusOr<std::unique_ptr<consul::CurlExchange>> exchange =
+      consul::CurlExchange::Start(query->easy, *std::move(request), curl_options_);
+  if (!exchange.ok()) {
+    Fail(query, exchange.status(), server, now);
+    return;
+  }
+  curl_easy_setopt(query->easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(query));
+  curl_easy_setopt(query->easy, CURLOPT_OPENSOCKETFUNCTION, &IoLoop::OpenSocket);
+  curl_easy_setopt(query->easy, CURLOPT_OPENSOCKETDATA, query);
+  query->sent_index = options.index;
+  query->refused_new_connection = false;
+  CURLMcode added = curl_multi_add_handle(multi_, query->easy);
+  if (added != CURLM_OK) {
+    exchange->reset();
+    Fail(query,
+         absl::ResourceExhaustedError(
+             absl::StrCat("curl_multi_add_handle: ", curl_multi_strerror(added))),
+         server, now);
+    return;
+  }
+  query->exchange = *std::move(exchange);
+  query->sent_at = now;
+}
+
+curl_socket_t IoLoop::OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address) {
+  auto* query = static_cast<Query*>(data);
+  if (purpose == CURLSOCKTYPE_IPCXN && query->sent_index != 0 && !query->trust_new_connection) {
+    query->refused_new_connection = true;
+    return CURL_SOCKET_BAD;
+  }
+  const curl_socket_t opened = socket(address->family, address->socktype, address->protocol);
+  if (opened != CURL_SOCKET_BAD) query->loop->socket_serial_[opened] = ++query->loop->socket_count_;
+  return opened;
+}
+
+void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
+  curl_multi_remove_handle(multi_, query->easy);
+  std::unique_ptr<consul::CurlExchange> exchange = std::move(query->exchange);
+  const consul::HttpRequest& request = exchange->request();
+  absl::StatusOr<consul::HttpResponse> response = exchange->Finish(result);
+  if (query->refused_new_connection) {  // not a failure: re-list at once on a new connection
+    query->resync = true;
+    StartQuery(query, now);
+    return;
+  }
+  if (!response.ok()) {
+    Fail(query, response.status(), request.server, now);
+    return;
+  }
+  if (response->status != 200 && response->status != 404) {
+    absl::StatusOr<consul::KvListResult> error = consul::ParseKvListResponse(request, *response);
+    Fail(query,
+         error.ok() ? absl::InternalError(absl::StrCat("HTTP ", response->status)) : error.status(),
+         request.server, now);
+    return;
+  }
+  absl::StatusOr<consul::QueryMeta> meta = consul::ParseQueryMeta(request, *response);
+  if (!meta.ok()) {
+    Fail(query, meta.status(), request.server, now);
+    return;
+  }
+  const bool resync = query->resync;
+  query->trust_new_connection = query->sent_index == 0;
+  const consul::IndexTracker::Change change =
+      resync ? consul::IndexTracker::Change::kReset : query->tracker.Observe(meta->index);
+  // An early answer that is no change (or an index reset) is suspicious: back off rather than
+  // spin. A plain read (index 0) answers at once by design.
+  const bool early = query->sent_index != 0 && now - query->sent_at < options_.block_query_wait / 2;
+  if (change == consul::IndexTracker::Change::kUnchanged) {
+    if (early) {
+      BackOff(query, now, /*suspicious=*/true);
+    } else {
+      query->backoff = absl::ZeroDuration();
+      StartQuery(query, now);
+    }
+    return;
+  }
+  std::vector<consul::DirEntry> entries;
+  std::optional<std::vector<consul::DirEntry>> fast =
+      response->status == 200 ? ParseListingBody(response->body) : std::nullopt;
+  if (fast.has_value()) {
+    entries = *std::move(fast);
+  } else {  // 404 (empty), or a body the fast parser does not take: the general parser decides
+    absl::StatusOr<consul::KvListResult> listing = consul::ParseKvListResponse(request, *response);
+    if (!listing.ok()) {
+      Fail(query, listing.status(), request.server, now);
+      return;
+    }
+    entries = std::move(listing->entries);
+  }
+  const bool reset = change == consul::IndexTracker::Change::kReset;
+  DiffResult diff =
+      DiffListing(std::move(query->snapshot), std::move(entries), query->scope, options_.key_mapper,
+                  reset ? CompareBy::kContent : CompareBy::kModifyIndex);
+  query->snapshot = std::move(diff.next);
+  if (reset) {
+    query->tracker.Reset();
+    query->tracker.Observe(meta->index);
+  }
+  query->resync = false;
+  if (query->failures > 0) {
+    std::fprintf(stderr, "watch '%s': recovered after %d failed attempt(s)\n",
+                 query->scope.consul_key().c_str(), query->failures);
+    query->failures = 0;
+  }
+  dispatcher_->Enqueue(query->id, std::move(diff.events));
+  if (reset && !resync && early) {
+    BackOff(query, now, /*suspicious=*/true);
+    return;
+  }
+  // A proper blocking answer ends any back-off; a re-list ends one caused by failures (the
+  // server answers again) but not one caused by suspicious answers (they may come back).
+  if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff = absl::ZeroDuration();
+  StartQuery(query, now);
+}
+
+void IoLoop::Fail(Query* query, const absl::Status& status, const std::string& server,
+                  absl::Time now) {
+  query->resync = true;  // whatever was missed, the next answer is a full re-list
+  if (IsServerFailure(status)) client_->ReportServerFailure(server);
+  if (query->failures++ == 0) {
+    std::fprintf(stderr, "watch '%s': %s; re-listing with back-off\n",
+                 query->scope.consul_key().c_str(), std::string(status.message()).c_str());
+  }
+  BackOff(query, now, /*suspicious=*/false);
+}
+
+void IoLoop::BackOff(Query* query, absl::Time now, bool suspicious) {
+  query->backoff_suspicious = suspicious;
+  // The query after a back-off is a plain re-list: whatever happened meanwhile (even an index
+  // reset that no parked query saw) is diffed by content at once.
+  query->resync = true;
+  query->backoff = query->backoff == absl::ZeroDuration()
+                       ? options_.retry_min
+                       : std::min(query->backoff * 2, options_.retry_max);
+  const absl::Duration half = query->backoff / 2;
+  const absl::Duration delay =
+      half + absl::Nanoseconds(absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(half) + 1));
+  query->retry_at = now + delay;
+  timers_.emplace(query->retry_at, query->id);
+}
+
+void IoLoop::Drop(Query* query) {
+  if (query->exchange == nullptr) return;
+  curl_multi_remove_handle(multi_, query->easy);
+  query->exchange.reset();
+}
+
+}  // namespace registry::watch::internal

@@ -1,0 +1,151 @@
+// watch/io_loop.h
+//
+// Internal to the watch engine (see watch_engine.h for the behaviour it implements): the IO
+// thread that multiplexes every watch's blocking query on one libcurl multi handle, and the
+// bookkeeping shared with the threads calling Watch()/Remove()/Close().
+//
+// Event loop: libcurl's multi-socket API (curl_multi_socket_action) driven by epoll, so a
+// wake-up costs work for the sockets that are ready only, not for every parked query (with
+// curl_multi_perform + curl_multi_poll each wake-up tried a read on every transfer: ~57 ms per
+// event with 10,000 parked watches). An eventfd plays the part of curl_multi_wakeup().
+//
+// Threads: callers hand new and removed watches over through `mu_` and wake the IO thread
+// through the eventfd; everything under "IO thread only" is touched by the IO thread alone
+// (before it starts and after it is joined, by nobody). Listeners run on `dispatcher_`.
+//
+// Thread safety: public methods may be called concurrently from any thread.
+#ifndef WATCH_IO_LOOP_H_
+#define WATCH_IO_LOOP_H_
+
+#include <curl/curl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "registry/consul/canceller.h"
+#include "registry/consul/client.h"
+#include "registry/consul/curl_exchange.h"
+#include "watch/dispatcher.h"
+#include "watch/watch_engine.h"
+
+namespace registry::watch::internal {
+
+class IoLoop {
+ public:
+  // `client` must outlive the loop.
+  IoLoop(consul::Client* client, WatchEngineOptions options);
+  // Close()s, then frees the multi handle. Must not run inside a listener.
+  ~IoLoop();
+  IoLoop(const IoLoop&) = delete;
+  IoLoop& operator=(const IoLoop&) = delete;
+
+  // Creates the multi handle and starts the IO thread and the dispatcher. Call once.
+  // Errors: ResourceExhausted if libcurl cannot allocate.
+  absl::Status Start();
+
+  // As WatchEngine::Watch / Remove / Close / background_threads / watch_count.
+  absl::StatusOr<WatchId> Watch(std::string consul_key, DataChangedListener listener,
+                                WatchOptions options);
+  void Remove(WatchId id);
+  void Close();
+  size_t background_threads() const;
+  size_t watch_count() const;
+
+ private:
+  // One watch's query state. IO thread only once handed over.
+  struct Query {
+    Query(IoLoop* loop, WatchId id, WatchScope scope);
+    ~Query();  // frees the easy handle; it must no longer be in the multi handle
+
+    IoLoop* const loop;
+    const WatchId id;
+    const WatchScope scope;
+    CURL* easy = nullptr;                            // reused by every query of this watch
+    std::unique_ptr<consul::CurlExchange> exchange;  // non-null while a query is in flight
+    consul::IndexTracker tracker;
+    Snapshot snapshot;    // what the listener has been told
+    bool resync = false;  // next query is a plain re-list, diffed by content
+    absl::Duration backoff = absl::ZeroDuration();  // last back-off step; zero: none
+    bool backoff_suspicious = false;  // the last back-off followed an odd answer, not a failure
+    int failures = 0;                 // consecutive failures (for logging)
+    absl::Time sent_at = absl::InfinitePast();
+    uint64_t sent_index = 0;
+    // A blocking query may open a new connection only when its index comes from a server
+    // reached moments ago (the starting listing or a re-list). Otherwise the connection it held
+    // is gone — the server may have restarted and lost the index — so the attempt is refused
+    // (libcurl would silently resend it, and a fresh server would park it for the whole wait)
+    // and the watch re-lists instead.
+    bool trust_new_connection = true;
+    bool refused_new_connection = false;           // set by OpenSocket for the transfer in flight
+    absl::Time retry_at = absl::InfiniteFuture();  // when a back-off ends (no query then)
+  };
+
+  // CURLOPT_OPENSOCKETFUNCTION of every query (`data` is its Query).
+  static curl_socket_t OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address);
+
+  // libcurl's socket and timer callbacks (CURLMOPT_SOCKETFUNCTION / TIMERFUNCTION); `data` is
+  // the loop. They run on the IO thread, inside libcurl calls.
+  static int OnSocket(CURL* easy, curl_socket_t socket, int what, void* data, void* assigned);
+  static int OnTimer(CURLM* multi, long timeout_ms, void* data);
+
+  // Wakes the IO thread (from any thread).
+  void Wake();
+  void Run();
+  // Hands every transfer libcurl reports finished to Complete().
+  void CompleteFinished();
+  void StartQuery(Query* query, absl::Time now);
+  void Complete(Query* query, CURLcode result, absl::Time now);
+  void Fail(Query* query, const absl::Status& status, const std::string& server, absl::Time now);
+  // Schedules a plain re-list after the next back-off step. `suspicious`: caused by an odd
+  // answer rather than a failure.
+  void BackOff(Query* query, absl::Time now, bool suspicious);
+  void Drop(Query* query);
+
+  const WatchEngineOptions options_;
+  consul::Client* const client_;
+  const consul::CurlOptions curl_options_;
+  consul::Canceller canceller_;  // cancelled by Close(): aborts listings made by Watch()
+  CURLM* multi_ = nullptr;       // created by Start(), freed by the destructor
+  int epoll_fd_ = -1;            // the sockets libcurl asks to watch, plus wake_fd_
+  int wake_fd_ = -1;             // eventfd written by Wake()
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::thread thread_;  // the IO thread; joined by Close()
+
+  mutable absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool io_running_ ABSL_GUARDED_BY(mu_) = false;
+  WatchId next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_set<WatchId> live_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Query>> adds_ ABSL_GUARDED_BY(mu_);
+  std::vector<WatchId> removes_ ABSL_GUARDED_BY(mu_);
+
+  // IO thread only.
+  absl::Time curl_deadline_ = absl::InfiniteFuture();  // libcurl's next timeout (OnTimer)
+  // Creation order of the sockets opened for queries (by descriptor; a reused descriptor gets a
+  // new number), to close connections oldest first.
+  absl::flat_hash_map<curl_socket_t, uint64_t> socket_serial_;
+  uint64_t socket_count_ = 0;
+  using Timer = std::pair<absl::Time, WatchId>;
+  absl::flat_hash_map<WatchId, std::unique_ptr<Query>> queries_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;  // lazy: stale
+                                                                                // entries skipped
+  absl::BitGen rng_;
+};
+
+}  // namespace registry::watch::internal
+
+#endif  // WATCH_IO_LOOP_H_
