@@ -11,19 +11,12 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-
-// The opaque handle of registry_plugin.h. Lives in the global namespace because the C header
-// declares it there.
-struct RegistryRepository {
-  std::unique_ptr<registry::Repository> impl;
-};
+#include "plugin/abi_internal.h"
 
 namespace registry::plugin {
-namespace {
+namespace internal {
 
-// Stores `code` and the concatenation of `a` and `b` in `error` using malloc only, so it is safe
-// inside catch handlers where a second exception would terminate the process.
-int SetError(RegistryError* error, int code, const char* a, const char* b = "") noexcept {
+int SetError(RegistryError* error, int code, const char* a, const char* b) noexcept {
   if (error == nullptr || error->message != nullptr) return code;
   const size_t len_a = std::strlen(a);
   const size_t len_b = std::strlen(b);
@@ -38,29 +31,8 @@ int SetError(RegistryError* error, int code, const char* a, const char* b = "") 
   return code;
 }
 
-// Runs `body` (returning absl::Status) and turns whatever happens into a C return code.
-template <typename Body>
-int Guarded(RegistryError* error, Body&& body) noexcept {
-  try {
-    return ReportStatus(body(), error);
-  } catch (const std::bad_alloc&) {
-    return SetError(error, REGISTRY_RESOURCE_EXHAUSTED, "registry plugin: out of memory");
-  } catch (const std::exception& e) {
-    return SetError(error, REGISTRY_INTERNAL, "registry plugin: uncaught exception: ", e.what());
-  } catch (...) {
-    return SetError(error, REGISTRY_INTERNAL, "registry plugin: uncaught non-standard exception");
-  }
-}
-
 absl::Status NullArgument(const char* name) {
   return absl::InvalidArgumentError(absl::StrCat("registry plugin: argument '", name, "' is NULL"));
-}
-
-// Checks the handle and key common to every repository call.
-absl::Status CheckKeyCall(const RegistryRepository* repository, const char* key) {
-  if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
-  if (key == nullptr) return NullArgument("key");
-  return absl::OkStatus();
 }
 
 absl::StatusOr<absl::string_view> ValueView(const char* key, const char* value, size_t value_len) {
@@ -69,6 +41,22 @@ absl::StatusOr<absl::string_view> ValueView(const char* key, const char* value, 
                                                    "' is NULL but value_len is ", value_len));
   }
   return absl::string_view(value == nullptr ? "" : value, value_len);
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Guarded;
+using internal::NullArgument;
+using internal::SetError;
+using internal::ValueView;
+
+// Checks the handle and key common to every repository call.
+absl::Status CheckKeyCall(const RegistryRepository* repository, const char* key) {
+  if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
+  if (key == nullptr) return NullArgument("key");
+  return absl::OkStatus();
 }
 
 // Copies `count` C string pairs; `what` names the arrays in messages ("override", "props").
@@ -100,10 +88,11 @@ char* CopyBytes(absl::string_view bytes) {
   return copy;
 }
 
-absl::Status Publish(absl::StatusOr<std::unique_ptr<Repository>> created,
+absl::Status Publish(const PluginDescriptor& descriptor,
+                     absl::StatusOr<std::unique_ptr<Repository>> created,
                      RegistryRepository** out) {
   if (!created.ok()) return created.status();
-  *out = new RegistryRepository{std::move(created).value()};
+  *out = new RegistryRepository(&descriptor, std::move(created).value());
   return absl::OkStatus();
 }
 
@@ -282,9 +271,20 @@ int Close(RegistryRepository* repository, RegistryError* error) noexcept {
 
 void Destroy(RegistryRepository* repository) noexcept {
   if (repository == nullptr) return;
-  // Close() is documented as safe to call twice; its status has nowhere to go here.
+  // Close() is documented as safe to call twice; its status has nowhere to go here. Closing
+  // first stops every data listener and fails lock waiters.
   Guarded(nullptr, [&]() -> absl::Status {
     if (repository->impl != nullptr) (void)repository->impl->Close();
+    return absl::OkStatus();
+  });
+  // The lock service uses the repository's session: it goes first (joining its thread).
+  Guarded(nullptr, [&]() -> absl::Status {
+    std::unique_ptr<LockService> locks;
+    {
+      absl::MutexLock lock(&repository->locks_mu);
+      locks = std::move(repository->locks);
+    }
+    locks.reset();
     return absl::OkStatus();
   });
   Guarded(nullptr, [&]() -> absl::Status {
@@ -328,7 +328,8 @@ int CreateFromYaml(const PluginDescriptor& descriptor, const char* yaml, size_t 
     absl::StatusOr<PropList> overrides =
         CopyProps(override_keys, override_values, override_count, "override");
     if (!overrides.ok()) return overrides.status();
-    return Publish(descriptor.from_yaml(absl::string_view(yaml, yaml_len), *overrides), out);
+    return Publish(descriptor, descriptor.from_yaml(absl::string_view(yaml, yaml_len), *overrides),
+                   out);
   });
 }
 
@@ -343,7 +344,7 @@ int CreateFromYamlFile(const PluginDescriptor& descriptor, const char* path,
     absl::StatusOr<PropList> overrides =
         CopyProps(override_keys, override_values, override_count, "override");
     if (!overrides.ok()) return overrides.status();
-    return Publish(descriptor.from_yaml_file(path, *overrides), out);
+    return Publish(descriptor, descriptor.from_yaml_file(path, *overrides), out);
   });
 }
 
@@ -355,7 +356,7 @@ int CreateFromProps(const PluginDescriptor& descriptor, const char* const* keys,
     *out = nullptr;
     absl::StatusOr<PropList> props = CopyProps(keys, values, count, "prop");
     if (!props.ok()) return props.status();
-    return Publish(descriptor.from_props(*props), out);
+    return Publish(descriptor, descriptor.from_props(*props), out);
   });
 }
 
@@ -382,8 +383,9 @@ int FillApi(const PluginDescriptor& descriptor, uint32_t host_abi_version, Regis
   const uint32_t host_size = api->struct_size;
   size_t filled = offsetof(RegistryPluginApi, release_error) + sizeof(api->release_error);
 
-  // Every entry below belongs to 1.0; a later minor appends its entries after `destroy`, filled
-  // only when `minor` includes them and they fit.
+  // Each minor's entries follow the previous minor's; they are filled only when the negotiated
+  // `minor` includes them and they fit in the host's table, so a 1.0 host's table (which ends at
+  // `destroy`) is never written past its end.
 #define REGISTRY_FILL(member, value)                                    \
   if (REGISTRY_FITS(host_size, member)) {                               \
     api->member = (value);                                              \
@@ -408,6 +410,23 @@ int FillApi(const PluginDescriptor& descriptor, uint32_t host_abi_version, Regis
   REGISTRY_FILL(remove_connection_listener, &RemoveConnectionListener)
   REGISTRY_FILL(close, &Close)
   REGISTRY_FILL(destroy, &Destroy)
+  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_WATCH) {
+    REGISTRY_FILL(add_data_listener, &AddDataListener)
+    REGISTRY_FILL(remove_data_listener, &RemoveDataListener)
+  }
+  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_LOCK) {
+    REGISTRY_FILL(get_lock, &GetLock)
+    REGISTRY_FILL(release_lock, &ReleaseLock)
+    REGISTRY_FILL(lock, &Lock)
+    REGISTRY_FILL(try_lock, &TryLock)
+    REGISTRY_FILL(unlock, &Unlock)
+    REGISTRY_FILL(lock_is_held, &LockIsHeld)
+    REGISTRY_FILL(lock_is_lost, &LockIsLost)
+    REGISTRY_FILL(add_lock_lost_listener, &AddLockLostListener)
+    REGISTRY_FILL(remove_lock_lost_listener, &RemoveLockLostListener)
+    REGISTRY_FILL(persist_if_held, &PersistIfHeld)
+    REGISTRY_FILL(delete_if_held, &DeleteIfHeld)
+  }
 #undef REGISTRY_FILL
   api->struct_size = static_cast<uint32_t>(filled);
   api->abi_version = REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, minor);

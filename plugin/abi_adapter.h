@@ -1,9 +1,11 @@
 // plugin/abi_adapter.h
 //
 // The plugin side of the C ABI (plugin/registry_plugin.h): maps the C table onto
-// registry::Repository. A plugin library supplies a PluginDescriptor (its type name and how it
-// builds a repository from YAML or props) and implements its exported RegistryPluginInit with
-// InitPluginApi<descriptor>; every other table entry is generic and lives here.
+// registry::Repository (and, for locks, LockService / LockBackend below). A plugin library
+// supplies a PluginDescriptor (its type name, how it builds a repository from YAML or props, and
+// optionally its locks) and implements its exported RegistryPluginInit with
+// InitPluginApi<descriptor>; every other table entry is generic and lives here (abi_adapter.cc,
+// abi_watch.cc, abi_lock.cc).
 //
 // Guarantees for every table entry: no C++ exception escapes (std::bad_alloc becomes
 // REGISTRY_RESOURCE_EXHAUSTED, any other exception REGISTRY_INTERNAL with its what()); an
@@ -14,6 +16,7 @@
 #ifndef REGISTRY_PLUGIN_ABI_ADAPTER_H_
 #define REGISTRY_PLUGIN_ABI_ADAPTER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "plugin/registry_plugin.h"
 #include "registry/repository.h"
 
@@ -29,6 +33,39 @@ namespace registry::plugin {
 
 // Props as written under `props:`, in the order given.
 using PropList = std::vector<std::pair<std::string, std::string>>;
+
+// One named lock as a plugin serves it through the C ABI, with the semantics of
+// registry::lock::DistributedLock (lock/lock_manager.h): two tiers, re-entrant per thread, one
+// deadline for TryLock, loss reported to listeners, fenced writes. Thread safety: every method
+// may be called concurrently; calls after the owning LockService is gone fail with
+// FailedPrecondition (Unlock still ends a hold locally).
+class LockBackend {
+ public:
+  using LostListener = std::function<void(const std::string& name, const absl::Status& reason)>;
+
+  virtual ~LockBackend() = default;
+  // The canonical name ("a/b" for "/a/b").
+  virtual const std::string& name() const = 0;
+  virtual absl::Status Lock() = 0;
+  virtual absl::StatusOr<bool> TryLock(absl::Duration timeout) = 0;
+  virtual absl::Status Unlock() = 0;
+  virtual bool IsHeldByCurrentThread() const = 0;
+  virtual bool lost() const = 0;
+  virtual int AddLostListener(LostListener listener) = 0;
+  virtual void RemoveLostListener(int id) = 0;
+  virtual absl::Status PersistIfHeld(absl::string_view key, absl::string_view value) = 0;
+  virtual absl::Status DeleteIfHeld(absl::string_view key) = 0;
+};
+
+// The locks of one repository. Thread safety: GetLock may be called concurrently.
+class LockService {
+ public:
+  // Fails waiters and reports held locks lost; must not run inside a lost listener.
+  virtual ~LockService() = default;
+  // The lock called `name`; the same canonical name gives the same lock. No request is made.
+  // Errors: InvalidArgument naming a bad name; FailedPrecondition once the repository closed.
+  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetLock(absl::string_view name) = 0;
+};
 
 struct PluginDescriptor {
   const char* repository_type;  // static, e.g. "Consul"
@@ -39,6 +76,10 @@ struct PluginDescriptor {
   absl::StatusOr<std::unique_ptr<Repository>> (*from_yaml_file)(const std::string& path,
                                                                 const PropList& overrides);
   absl::StatusOr<std::unique_ptr<Repository>> (*from_props)(const PropList& props);
+  // The lock service of `repository` (created by one of the above), made on the repository's
+  // first get_lock and destroyed before it. nullptr: the plugin has no locks (get_lock fails
+  // with Unimplemented).
+  absl::StatusOr<std::unique_ptr<LockService>> (*new_lock_service)(Repository& repository);
 };
 
 // Stores `status` in `error` (when non-NULL and not already filled) and returns its code.

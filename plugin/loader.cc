@@ -69,11 +69,27 @@ absl::Status ValidateTable(const std::string& path, uint32_t host_abi_version,
       api.persist_ephemeral != nullptr && api.persist_exclusive_ephemeral != nullptr &&
       api.add_connection_listener != nullptr && api.remove_connection_listener != nullptr &&
       api.close != nullptr && api.destroy != nullptr;
-  if (!complete) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("registry plugin ", path, " returned an incomplete ABI ", VersionString(got),
-                     " table (", api.struct_size, " bytes, at least ", REGISTRY_PLUGIN_API_SIZE_1_0,
-                     " needed, every entry non-NULL)"));
+  const uint32_t minor = REGISTRY_PLUGIN_ABI_MINOR(got);
+  size_t needed = REGISTRY_PLUGIN_API_SIZE_1_0;
+  bool later_complete = true;
+  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_WATCH) {
+    needed = REGISTRY_PLUGIN_API_SIZE_1_1;
+    later_complete = later_complete && api.struct_size >= needed &&
+                     api.add_data_listener != nullptr && api.remove_data_listener != nullptr;
+  }
+  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_LOCK) {
+    needed = REGISTRY_PLUGIN_API_SIZE_1_2;
+    later_complete =
+        later_complete && api.struct_size >= needed && api.get_lock != nullptr &&
+        api.release_lock != nullptr && api.lock != nullptr && api.try_lock != nullptr &&
+        api.unlock != nullptr && api.lock_is_held != nullptr && api.lock_is_lost != nullptr &&
+        api.add_lock_lost_listener != nullptr && api.remove_lock_lost_listener != nullptr &&
+        api.persist_if_held != nullptr && api.delete_if_held != nullptr;
+  }
+  if (!complete || !later_complete) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "registry plugin ", path, " returned an incomplete ABI ", VersionString(got), " table (",
+        api.struct_size, " bytes, at least ", needed, " needed, every entry non-NULL)"));
   }
   return absl::OkStatus();
 }

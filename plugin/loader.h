@@ -35,8 +35,9 @@ std::vector<std::string> DefaultPluginSearchPath();
 
 // Loads the plugin file at `path` and negotiates `host_abi_version` (a host passes its header's
 // REGISTRY_PLUGIN_ABI_VERSION_CURRENT; tests may pass others). Guarantees on success: the
-// negotiated major equals this header's and the host's, the minor is at most the host's, and
-// every 1.0 entry is present and non-NULL. Errors (each message names `path`):
+// negotiated major equals this header's and the host's, the minor is at most the host's (and
+// lower when the plugin is older), and every entry of every minor up to the negotiated one is
+// present and non-NULL. Errors (each message names `path`):
 //   NotFound           the file does not exist;
 //   FailedPrecondition dlopen failed (with dlerror()), the file lacks the RegistryPluginInit
 //                      symbol, or the plugin cannot speak the host's version (message names both

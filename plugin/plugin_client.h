@@ -2,9 +2,12 @@
 //
 // Header-only C++ face of the registry plugin C ABI for hosts. PluginLibrary owns a loaded
 // plugin (the dlopen handle and its negotiated table); PluginRepository owns one repository
-// created through it and implements registry::Repository, so a host programs against the same
-// contract whether the repository is linked in or loaded as a plugin. Every C error becomes an
-// absl::Status with the plugin's code and message.
+// created through it and implements registry::Repository (watches included), so a host programs
+// against the same contract whether the repository is linked in or loaded as a plugin; it also
+// hands out RAII watch and lock handles (plugin_handles.h). Every C error becomes an
+// absl::Status with the plugin's code and message. Against a plugin whose negotiated ABI lacks
+// an entry (a 1.0 plugin has no watches, a 1.1 plugin no locks) the call fails with
+// Unimplemented naming the version, and the entry is never called.
 //
 // Lifetime: a PluginRepository keeps its PluginLibrary alive, so the library handle is closed
 // only after the last repository created from it is destroyed. Obtain libraries from
@@ -17,6 +20,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,7 +36,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "plugin/plugin_handles.h"
 #include "plugin/registry_plugin.h"
+#include "registry/events.h"
 #include "registry/repository.h"
 
 namespace registry::plugin {
@@ -54,22 +60,6 @@ inline const char* ConnectionStateCName(int32_t state) {
     default:
       return "UNKNOWN";
   }
-}
-
-// Turns a C return code and its error into a Status, releasing the error.
-inline absl::Status TakeStatus(const RegistryPluginApi& api, int code, RegistryError* error) {
-  if (code == REGISTRY_OK) {
-    if (api.release_error != nullptr) api.release_error(error);
-    return absl::OkStatus();
-  }
-  const absl::StatusCode status_code = (code > 0 && code <= REGISTRY_UNAUTHENTICATED)
-                                           ? static_cast<absl::StatusCode>(code)
-                                           : absl::StatusCode::kUnknown;
-  std::string message = error->message != nullptr
-                            ? std::string(error->message)
-                            : absl::StrCat("registry plugin call failed with code ", code);
-  if (api.release_error != nullptr) api.release_error(error);
-  return absl::Status(status_code, message);
 }
 
 class PluginRepository;
@@ -127,11 +117,17 @@ class PluginRepository final : public Repository {
  public:
   // Takes ownership of `handle`, created by `library`.
   PluginRepository(std::shared_ptr<const PluginLibrary> library, RegistryRepository* handle)
-      : library_(std::move(library)), api_(library_->api()), handle_(handle) {}
+      : library_(std::move(library)),
+        api_(library_->api()),
+        handle_(handle),
+        link_(std::make_shared<internal::RepositoryLink>(library_, &api_, handle)) {}
   // Closes the repository (ephemeral keys vanish) and frees the handle; listeners are not called
-  // afterwards.
+  // afterwards. PluginWatch handles still held by the host then only free their listener.
   // The listener slots are members, so they are freed only after destroy has stopped callbacks.
-  ~PluginRepository() override { api_.destroy(handle_); }
+  ~PluginRepository() override {
+    api_.destroy(handle_);
+    link_->handle.store(nullptr);
+  }
   PluginRepository(const PluginRepository&) = delete;
   PluginRepository& operator=(const PluginRepository&) = delete;
 
@@ -249,6 +245,76 @@ class PluginRepository final : public Repository {
     listeners_.erase(it);
   }
 
+  // Watches `key` and its subtree (the contract of Repository::Watch) until the returned handle
+  // is destroyed or Remove()d. Errors: as Repository::Watch; Unimplemented when the plugin's
+  // negotiated ABI has no watches (below 1.1).
+  absl::StatusOr<PluginWatch> AddWatch(absl::string_view key, DataChangedListener listener,
+                                       const DataListenerOptions& options = {}) {
+    if (!SupportsWatches()) return Missing("watches", REGISTRY_PLUGIN_ABI_MINOR_WATCH);
+    if (!listener)
+      return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
+    const std::string k(key);
+    auto slot = std::make_unique<PluginWatch::Slot>(std::move(listener));
+    int64_t id = 0;
+    RegistryError error{};
+    const uint32_t c_options = options.replay_existing ? REGISTRY_WATCH_REPLAY_EXISTING : 0u;
+    absl::Status status =
+        TakeStatus(api_,
+                   api_.add_data_listener(handle_, k.c_str(), c_options, &WatchTrampoline,
+                                          slot.get(), &id, &error),
+                   &error);
+    if (!status.ok()) return status;
+    return PluginWatch(link_, id, slot.release());
+  }
+
+  // Repository::Watch: as AddWatch, the watch being owned by this repository until
+  // RemoveDataListener(key), Close() or destruction.
+  using Repository::Watch;
+  absl::Status Watch(absl::string_view key, DataChangedListener listener,
+                     const DataListenerOptions& options) override {
+    absl::StatusOr<PluginWatch> watch = AddWatch(key, std::move(listener), options);
+    if (!watch.ok()) return watch.status();
+    absl::MutexLock lock(&mu_);
+    watches_.emplace(std::string(key), std::move(*watch));
+    return absl::OkStatus();
+  }
+
+  // Removes every watch that Watch() registered on exactly `key` (not those of AddWatch).
+  void RemoveDataListener(absl::string_view key) override {
+    std::vector<PluginWatch> removed;
+    {
+      absl::MutexLock lock(&mu_);
+      auto [first, last] = watches_.equal_range(std::string(key));
+      for (auto it = first; it != last; ++it) removed.push_back(std::move(it->second));
+      watches_.erase(first, last);
+    }
+    removed.clear();  // outside mu_: removal waits for running listener calls
+  }
+
+  // The lock called `name` (see registry_plugin.h get_lock). Errors: as get_lock; Unimplemented
+  // when the plugin's negotiated ABI has no locks (below 1.2) or the plugin has none.
+  absl::StatusOr<std::unique_ptr<PluginLock>> GetLock(absl::string_view name) {
+    if (!SupportsLocks()) return Missing("locks", REGISTRY_PLUGIN_ABI_MINOR_LOCK);
+    const std::string n(name);
+    RegistryLock* lock = nullptr;
+    RegistryError error{};
+    absl::Status status =
+        TakeStatus(api_, api_.get_lock(handle_, n.c_str(), &lock, &error), &error);
+    if (!status.ok()) return status;
+    return std::make_unique<PluginLock>(library_, api_, lock, n);
+  }
+
+  // Whether the negotiated table has the watch / lock entries.
+  bool SupportsWatches() const {
+    return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_WATCH &&
+           REGISTRY_PLUGIN_API_HAS(&api_, remove_data_listener) &&
+           api_.add_data_listener != nullptr && api_.remove_data_listener != nullptr;
+  }
+  bool SupportsLocks() const {
+    return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_LOCK &&
+           REGISTRY_PLUGIN_API_HAS(&api_, delete_if_held) && api_.get_lock != nullptr;
+  }
+
   absl::Status Close() override {
     RegistryError error{};
     return TakeStatus(api_, api_.close(handle_, &error), &error);
@@ -274,12 +340,39 @@ class PluginRepository final : public Repository {
                 static_cast<int>(ConnectionState::kLost) == REGISTRY_CONNECTION_LOST &&
                 static_cast<int>(ConnectionState::kReconnected) == REGISTRY_CONNECTION_RECONNECTED);
 
+  static void WatchTrampoline(const RegistryDataEvent* event, void* user_data) noexcept {
+    if (event->type < REGISTRY_DATA_ADDED || event->type > REGISTRY_DATA_DELETED) return;
+    PluginWatch::Slot::Run(user_data, [event](const DataChangedListener& listener) {
+      DataChangedEvent e;
+      e.type = static_cast<DataChangedEvent::Type>(event->type);
+      e.key = event->key;
+      if (event->value_known) e.value.emplace(event->value, event->value_len);
+      if (offsetof(RegistryDataEvent, flags) + sizeof(event->flags) <= event->struct_size) {
+        e.flags = event->flags;
+      }
+      listener(e);
+    });
+  }
+  static_assert(static_cast<int>(DataChangedEvent::Type::kAdded) == REGISTRY_DATA_ADDED &&
+                static_cast<int>(DataChangedEvent::Type::kUpdated) == REGISTRY_DATA_UPDATED &&
+                static_cast<int>(DataChangedEvent::Type::kDeleted) == REGISTRY_DATA_DELETED);
+
+  absl::Status Missing(const char* what, uint32_t minor) const {
+    return absl::UnimplementedError(
+        absl::StrCat("registry plugin ", library_->path(), " has no ", what, ": it negotiated ABI ",
+                     REGISTRY_PLUGIN_ABI_MAJOR(api_.abi_version), ".",
+                     REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version), ", ", what, " need 1.", minor));
+  }
+
   const std::shared_ptr<const PluginLibrary> library_;
   const RegistryPluginApi& api_;  // owned by library_
   RegistryRepository* const handle_;
+  const std::shared_ptr<internal::RepositoryLink> link_;  // shared with PluginWatch handles
   absl::Mutex mu_;
   // Slots outlive their registration; freed on removal or after destroy.
   std::map<int64_t, std::unique_ptr<ListenerSlot>> listeners_ ABSL_GUARDED_BY(mu_);
+  // Watches registered through Watch(), by key; removed after destroy (they then only free).
+  std::multimap<std::string, PluginWatch> watches_ ABSL_GUARDED_BY(mu_);
 };
 
 inline absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::Wrap(

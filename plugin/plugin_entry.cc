@@ -3,7 +3,7 @@
 // The Consul registry plugin: libregistry_consul.so. Its only exported symbol is
 // RegistryPluginInit; the table it fills turns registry YAML or props into a RegistryConfig
 // (conf/), the config into ConsulRepositoryOptions, and serves the C calls through
-// registry::Repository (abi_adapter.h).
+// registry::Repository (abi_adapter.h) and, for locks, registry::lock (consul_locks.h).
 #include <memory>
 #include <string>
 
@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "conf/registry_config.h"
 #include "plugin/abi_adapter.h"
+#include "plugin/consul_locks.h"
 #include "plugin/registry_plugin.h"
 #include "registry/consul_repository.h"
 #include "registry/status_macros.h"
@@ -70,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Repository>> FromProps(const PropList& props) {
 }
 
 constexpr PluginDescriptor kConsulPlugin = {kRepositoryType, kPluginVersion, &FromYaml,
-                                            &FromYamlFile, &FromProps};
+                                            &FromYamlFile,   &FromProps,     &NewConsulLockService};
 
 }  // namespace
 }  // namespace registry::plugin

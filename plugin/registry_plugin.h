@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.0). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.2). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -15,9 +15,13 @@
  *   - The host zeroes a RegistryPluginApi, sets struct_size = sizeof(struct RegistryPluginApi)
  *     of its own header and passes the highest version it speaks.
  *   - The plugin fails with REGISTRY_UNIMPLEMENTED unless the majors match. Otherwise it sets
- *     abi_version to (major, min(host minor, plugin minor)), fills only the entries of that minor
- *     that fit in the host's struct_size, and lowers struct_size to the bytes it filled.
- *   - An entry is usable iff REGISTRY_PLUGIN_API_HAS(api, entry) and it is non-NULL.
+ *     abi_version to (major, min(host minor, plugin minor)), fills the entries of every minor up
+ *     to that one that fit in the host's struct_size, and lowers struct_size to the bytes it
+ *     filled. It never writes past the host's struct_size.
+ *   - An entry is usable iff REGISTRY_PLUGIN_API_HAS(api, entry) and it is non-NULL. So a host
+ *     built for 1.0 keeps working with a 1.2 plugin (its table ends before the 1.1 entries), and
+ *     a 1.2 host loading a 1.0 plugin gets abi_version 1.0 and a 1.0-sized struct_size, and must
+ *     not call the watch or lock entries.
  *
  * Errors: every function that can fail returns an int code mirroring absl::StatusCode
  * (REGISTRY_OK is 0) and, when `error` is non-NULL and the call fails, stores the code and a
@@ -26,12 +30,13 @@
  * exists report it through an out parameter. No C++ exception ever leaves the plugin.
  *
  * Ownership: everything a function hands out (error messages, values, child arrays, repository
- * handles) is allocated by the plugin and released only through the matching table function.
- * Inputs are borrowed for the duration of the call.
+ * and lock handles) is allocated by the plugin and released only through the matching table
+ * function. Inputs are borrowed for the duration of the call.
  *
  * Thread safety: RegistryPluginInit may be called more than once, from any thread; every
  * repository function may be called concurrently on one handle, except `destroy`, which must
- * not race with any other call on that handle.
+ * not race with any other call on that handle; likewise every lock function on one lock handle,
+ * except `release_lock`.
  */
 #ifndef REGISTRY_PLUGIN_REGISTRY_PLUGIN_H_
 #define REGISTRY_PLUGIN_REGISTRY_PLUGIN_H_
@@ -58,9 +63,13 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 0
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 2
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
+
+/* What each minor version added (see the sections of RegistryPluginApi). */
+#define REGISTRY_PLUGIN_ABI_MINOR_WATCH 1 /* add_data_listener, remove_data_listener */
+#define REGISTRY_PLUGIN_ABI_MINOR_LOCK 2  /* get_lock ... delete_if_held */
 
 /* The name a host passes to dlsym(). */
 #define REGISTRY_PLUGIN_INIT_SYMBOL "RegistryPluginInit"
@@ -110,6 +119,54 @@ struct RegistryRepository;
  * RegistryConnectionState. It must return promptly, must not throw or longjmp, and must not call
  * remove_connection_listener, close or destroy on the same repository. */
 typedef void (*RegistryConnectionCallback)(int32_t state, void* user_data);
+
+/* ---- 1.1: watches ---- */
+
+/* What happened to a watched key (registry::DataChangedEvent::Type). */
+enum RegistryDataEventType {
+  REGISTRY_DATA_ADDED = 0,   /* the key appeared; value: its value */
+  REGISTRY_DATA_UPDATED = 1, /* the key changed and is still present; value: the new value */
+  REGISTRY_DATA_DELETED = 2  /* the key is gone; value: the last value reported, if known */
+};
+
+/* One change, valid only for the duration of the callback that receives it. A later minor may
+ * append fields: read only those that fit in struct_size. */
+struct RegistryDataEvent {
+  uint32_t struct_size; /* sizeof(struct RegistryDataEvent) of the plugin */
+  int32_t type;         /* a RegistryDataEventType */
+  const char* key;      /* NUL-terminated repository key, e.g. "/metadata/db" */
+  /* The value's bytes, followed by a NUL that value_len does not count. When value_known is
+   * false (a DELETED key whose last value the plugin does not know) value is NULL and value_len
+   * is 0; an empty value is value_known with value_len 0. */
+  const char* value;
+  size_t value_len;
+  bool value_known;
+  uint64_t flags; /* the entry's flags (the last known ones for DELETED) */
+};
+
+/* add_data_listener options, OR-ed together. */
+#define REGISTRY_WATCH_REPLAY_EXISTING 0x1u /* report every existing key as ADDED first */
+
+/* Receives the events of one watch. Calls for one watch never overlap, run on a plugin thread
+ * (never one doing network I/O) and, for each key, follow the order in which the store applied
+ * the changes; calls for different watches may run concurrently. A callback must not throw or
+ * longjmp, should return promptly, and must not call destroy. It may call any other function
+ * of the table, including remove_data_listener for its own watch (it is then not called again
+ * once it returns) and close. Removing another watch waits for that watch's current call, so two
+ * callbacks must never remove each other's watch at the same time. */
+typedef void (*RegistryDataCallback)(const struct RegistryDataEvent* event, void* user_data);
+
+/* ---- 1.2: locks ---- */
+
+/* A named distributed lock of one repository (registry::lock::DistributedLock). Opaque. */
+struct RegistryLock;
+
+/* Called once per lost hold (session lost, lock key deleted or taken, repository closed), from a
+ * plugin thread, with the lock's canonical name, the reason's code (a RegistryStatusCode) and
+ * message (both valid only during the call). Must return promptly, must not throw or longjmp,
+ * and must not call lock, try_lock or release_lock on the same lock. */
+typedef void (*RegistryLockLostCallback)(const char* name, int32_t code, const char* message,
+                                         void* user_data);
 
 struct RegistryPluginApi {
   /* ---- Header: the same in every major version. ---- */
@@ -188,21 +245,102 @@ struct RegistryPluginApi {
                                     struct RegistryError* error);
 
   /* Destroys the session (ephemeral keys vanish at once) and stops background work; later calls
-   * fail with REGISTRY_FAILED_PRECONDITION. Safe to call twice. */
+   * fail with REGISTRY_FAILED_PRECONDITION. Safe to call twice. From 1.1: no data callback runs
+   * after it returns (called from inside one, that call finishes). From 1.2: lock waiters return
+   * REGISTRY_FAILED_PRECONDITION and held locks are reported lost. */
   int (*close)(struct RegistryRepository* repository, struct RegistryError* error);
-  /* Closes the repository if needed and frees the handle. NULL is a no-op. */
+  /* Closes the repository if needed and frees the handle. NULL is a no-op. Lock handles of the
+   * repository stay valid until release_lock (see there). */
   void (*destroy)(struct RegistryRepository* repository);
 
-  /* ---- 1.1 (planned, appended here): watches. add_data_listener(repository, key, callback
-   * receiving ADDED/UPDATED/DELETED with key and value, user_data, &listener_id, error) and
-   * remove_data_listener(repository, listener_id, error), with the callback rules above. ----
-   * ---- 1.2 (planned, appended after 1.1): locks. A lock handle per name with lock, try_lock
-   * (timeout in milliseconds), unlock, a lock-lost callback and release_lock. ---- */
+  /* ---- 1.1: watches (REGISTRY_PLUGIN_ABI_MINOR_WATCH) ---- */
+
+  /* Watches `key` and every key below it ("/a" covers "/a" and "/a/b/c", never "/ab"; "/" the
+   * whole namespace): `callback` gets an ADDED, UPDATED or DELETED event for each change, with
+   * `user_data`. Returns once the subtree has been read: every change applied after it returns is
+   * reported; the keys read are reported first, as ADDED, only with
+   * REGISTRY_WATCH_REPLAY_EXISTING in `options`. Rapid writes to one key may be coalesced, but
+   * once writes stop the events have brought the watcher's view to the store's state, even
+   * across errors and server restarts. Stores an id for remove_data_listener in *watch_id.
+   * Several watches may cover the same keys; each gets every event. Errors:
+   * REGISTRY_INVALID_ARGUMENT for a malformed key or unknown option bits;
+   * REGISTRY_FAILED_PRECONDITION after close; REGISTRY_UNAVAILABLE when the subtree could not be
+   * read; REGISTRY_UNIMPLEMENTED when the repository cannot watch. Nothing is registered on
+   * error. */
+  int (*add_data_listener)(struct RegistryRepository* repository, const char* key, uint32_t options,
+                           RegistryDataCallback callback, void* user_data, int64_t* watch_id,
+                           struct RegistryError* error);
+  /* Stops watch `watch_id`. When it returns the callback is not running and is never called
+   * again, except when called from inside that watch's own callback: then the current call
+   * finishes and no other follows. An unknown or already removed id is not an error. After
+   * close or destroy no callback runs either. */
+  int (*remove_data_listener)(struct RegistryRepository* repository, int64_t watch_id,
+                              struct RegistryError* error);
+
+  /* ---- 1.2: locks (REGISTRY_PLUGIN_ABI_MINOR_LOCK) ----
+   * Two tiers: one process-local lock per name and repository handle, shared by the threads of
+   * the host, then the store's lock held by the repository's session. Locks are re-entrant per
+   * thread: the thread holding a lock may lock it again (no request is made) and must unlock it
+   * as many times; only that thread may unlock it. */
+
+  /* Stores in *out a handle for the lock called `name` ('/'-separated segments, e.g.
+   * "schema/sharding_db"; a leading '/' is ignored). Handles for the same name share one lock.
+   * No request is made. Release the handle with release_lock. Errors: REGISTRY_INVALID_ARGUMENT
+   * naming a bad name; REGISTRY_FAILED_PRECONDITION after close; REGISTRY_UNIMPLEMENTED when the
+   * repository has no locks. */
+  int (*get_lock)(struct RegistryRepository* repository, const char* name,
+                  struct RegistryLock** out, struct RegistryError* error);
+  /* Removes the lost callbacks added through `lock` (as remove_lock_lost_listener) and frees
+   * the handle; a hold of the calling thread is not released. NULL is a no-op. May be called
+   * after its repository was destroyed; every other call on such a handle fails with
+   * REGISTRY_FAILED_PRECONDITION. */
+  void (*release_lock)(struct RegistryLock* lock);
+  /* Blocks until the calling thread holds the lock. Errors (nothing held afterwards):
+   * REGISTRY_FAILED_PRECONDITION when the repository is or gets closed (waiters return at once);
+   * REGISTRY_UNAVAILABLE when the store stayed unreachable; REGISTRY_ABORTED on re-entry into a
+   * hold that was lost (unlock it first). */
+  int (*lock)(struct RegistryLock* lock, struct RegistryError* error);
+  /* As lock, but gives up once `timeout_ms` milliseconds have passed (one deadline for both
+   * tiers; never earlier): *acquired is true iff the lock is now held. 0 or less makes a single
+   * attempt that does not wait. After *acquired == false or an error nothing is held. */
+  int (*try_lock)(struct RegistryLock* lock, int64_t timeout_ms, bool* acquired,
+                  struct RegistryError* error);
+  /* Ends one hold of the calling thread; the last one releases the store's lock, then the local
+   * one. REGISTRY_FAILED_PRECONDITION, changing nothing, if the calling thread does not hold it.
+   * The hold always ends locally; another error means the store may keep the lock bound to the
+   * repository's session until that session ends. */
+  int (*unlock)(struct RegistryLock* lock, struct RegistryError* error);
+  /* Sets *held to whether the calling thread holds the lock. */
+  int (*lock_is_held)(struct RegistryLock* lock, bool* held, struct RegistryError* error);
+  /* Sets *lost to whether the current hold (or, when none, the most recent one) was lost. */
+  int (*lock_is_lost)(struct RegistryLock* lock, bool* lost, struct RegistryError* error);
+  /* Registers `callback` (see RegistryLockLostCallback) for every later lost hold of the lock
+   * and stores an id in *listener_id. */
+  int (*add_lock_lost_listener)(struct RegistryLock* lock, RegistryLockLostCallback callback,
+                                void* user_data, int64_t* listener_id, struct RegistryError* error);
+  /* After it returns the callback is not running and not called again, unless called from
+   * inside that callback (the current call then finishes). An unknown id is not an error. */
+  int (*remove_lock_lost_listener)(struct RegistryLock* lock, int64_t listener_id,
+                                   struct RegistryError* error);
+  /* Fenced writes: set `key` (as persist) or delete it with its subtree (as delete_key) iff the
+   * repository holds the lock at that moment, as one atomic store operation, so they never
+   * write once the store has taken the lock away, noticed or not. The calling thread must hold
+   * the lock. Errors: REGISTRY_FAILED_PRECONDITION if it does not; REGISTRY_ABORTED if the hold
+   * was lost; as persist / delete_key otherwise. */
+  int (*persist_if_held)(struct RegistryLock* lock, const char* key, const char* value,
+                         size_t value_len, struct RegistryError* error);
+  int (*delete_if_held)(struct RegistryLock* lock, const char* key, struct RegistryError* error);
+
+  /* Later minors append here. */
 };
 
-/* Every 1.0 entry fits in a table of at least this many bytes. */
+/* Every entry of minor 0, 1, 2 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
+#define REGISTRY_PLUGIN_API_SIZE_1_1 \
+  (offsetof(struct RegistryPluginApi, remove_data_listener) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_2 \
+  (offsetof(struct RegistryPluginApi, delete_if_held) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

@@ -28,13 +28,6 @@ const char* StateName(ConnectionState state) {
   return "UNKNOWN";
 }
 
-// Prints `line` and a newline, flushed at once so a parent process sees it immediately.
-void PrintLine(std::FILE* out, absl::string_view line) {
-  std::fwrite(line.data(), 1, line.size(), out);
-  std::fputc('\n', out);
-  std::fflush(out);
-}
-
 // What a hold command does once its key is written: says "ready", reports connection changes,
 // waits for SIGINT/SIGTERM and closes the repository (its ephemeral keys vanish at once).
 int HoldUntilSignalled(const CommandContext& context, absl::string_view key) {
@@ -134,6 +127,20 @@ const std::vector<Command>& Commands() {
       {"claim", "KEY VALUE",
        "create KEY bound to this process unless it exists: print 'ready' and hold, or exit 1", 2,
        true, &RunClaim},
+      {"watch", "KEY",
+       "print every change of KEY and the keys below it as one JSON object per line, e.g. "
+       "{\"type\":\"ADDED\",\"key\":\"/a/b\",\"value\":\"v\"} (type ADDED, UPDATED or "
+       "DELETED; value null when unknown; a value that is not UTF-8 also comes as "
+       "\"value_base64\"), until SIGINT/SIGTERM. Prints 'registryctl: watching KEY' on stderr once "
+       "every later change will be reported. --initial: report the existing keys as ADDED first",
+       1, true, &RunWatch},
+      {"lock", "NAME -- CMD ARGS...",
+       "run CMD (in its own process group) while holding the distributed lock NAME, then release "
+       "it; exit with CMD's status (128+N if killed by signal N; 126/127 if it cannot be run). "
+       "--timeout-ms N: exit 1 if the lock is not acquired within N ms (default: wait). "
+       "SIGINT/SIGTERM are forwarded to CMD. If the lock is lost while CMD runs, CMD gets "
+       "SIGTERM (SIGKILL 5 s later) and registryctl exits 3",
+       1, true, &RunLock, /*runs_command_line=*/true},
   };
   return commands;
 }
@@ -143,6 +150,12 @@ const Command* FindCommand(absl::string_view name) {
     if (name == command.name) return &command;
   }
   return nullptr;
+}
+
+void PrintLine(std::FILE* out, absl::string_view line) {
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fputc('\n', out);
+  std::fflush(out);
 }
 
 int ReportError(std::FILE* err, absl::string_view what, const absl::Status& status) {

@@ -1,25 +1,29 @@
 // tools/ctl_commands.h
 //
 // The commands of registryctl, one function each, dispatched through one table. A command gets
-// a connected repository (loaded through the plugin SPI) and its positional arguments, already
-// counted; it prints its result and returns the process exit code. Adding a command (watch,
-// lock, ...) is one function plus one row in the table in ctl_commands.cc.
+// a connected repository (loaded through the plugin SPI), its positional arguments (already
+// counted) and its options; it prints its result and returns the process exit code. Adding a
+// command is one function plus one row in the table in ctl_commands.cc. `watch` lives in
+// ctl_watch.cc, `lock` in ctl_lock.cc.
 //
-// Exit codes: 0 success; 1 a negative answer (key absent, key already claimed); 2 any error
-// (bad argument, unreachable server, refused by the server).
+// Exit codes: 0 success; 1 a negative answer (key absent, key already claimed, lock not acquired
+// in time); 2 any error (bad argument, unreachable server, refused by the server); 3 the lock
+// was lost while `lock` ran its command. `lock` otherwise exits with its command's status.
 //
-// Thread safety: commands run on the main thread; connection notices arrive on a plugin thread
-// and are written to stderr in whole lines.
+// Thread safety: commands run on the main thread; connection notices and watch events arrive on
+// plugin threads and are written in whole lines.
 #ifndef REGISTRY_TOOLS_CTL_COMMANDS_H_
 #define REGISTRY_TOOLS_CTL_COMMANDS_H_
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "registry/repository.h"
+#include "absl/time/time.h"
+#include "plugin/plugin_client.h"
 #include "tools/signal_pipe.h"
 
 namespace registry::tools {
@@ -27,21 +31,34 @@ namespace registry::tools {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitNegative = 1;
 inline constexpr int kExitError = 2;
+inline constexpr int kExitLockLost = 3;
+// `lock` when its command cannot be run, as a shell reports it.
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitCommandNotFound = 127;
+
+// Options of individual commands (flags that only one command accepts).
+struct CommandOptions {
+  bool initial = false;                        // watch --initial
+  std::optional<absl::Duration> lock_timeout;  // lock --timeout-ms
+  std::vector<std::string> command_line;       // lock: CMD ARGS... (after "--")
+};
 
 struct CommandContext {
-  Repository* repository;
+  plugin::PluginRepository* repository;
   std::FILE* out;       // results (stdout)
   std::FILE* err;       // diagnostics (stderr)
   SignalPipe* signals;  // non-null for commands that hold (Command::holds)
+  CommandOptions options;
 };
 
 struct Command {
   const char* name;
   const char* arguments;  // for usage lines, e.g. "KEY VALUE"
-  const char* summary;    // one line for --help
+  const char* summary;    // for --help
   int argument_count;     // exact number of positional arguments after the name
   bool holds;             // runs until SIGINT/SIGTERM: signals are captured before it starts
   int (*run)(const CommandContext& context, const std::vector<std::string>& arguments);
+  bool runs_command_line = false;  // takes "-- CMD ARGS..." after its arguments
 };
 
 // Every command, in --help order.
@@ -53,6 +70,16 @@ const Command* FindCommand(absl::string_view name);
 // Prints "registryctl: <what>: <message>" on one line (line breaks in the message become
 // spaces) and returns kExitError.
 int ReportError(std::FILE* err, absl::string_view what, const absl::Status& status);
+
+// Prints `line` and a newline, flushed at once so a parent process sees it immediately.
+void PrintLine(std::FILE* out, absl::string_view line);
+
+// `watch KEY [--initial]`: one JSON object per event on `out` (event_json.h) until SIGINT or
+// SIGTERM; "registryctl: watching KEY" on `err` once the watch is established. Exit 0.
+int RunWatch(const CommandContext& context, const std::vector<std::string>& arguments);
+
+// `lock NAME [--timeout-ms N] -- CMD ARGS...`: runs CMD holding lock NAME; see ctl_lock.cc.
+int RunLock(const CommandContext& context, const std::vector<std::string>& arguments);
 
 }  // namespace registry::tools
 

@@ -31,6 +31,10 @@ DEFINE_string(token, "", "ACL token (props `token`); overrides --config");
 DEFINE_string(plugin_dir, "",
               "directory searched for the plugin before <registryctl dir>/../lib and "
               "$REGISTRY_PLUGIN_PATH");
+DEFINE_bool(initial, false, "watch only: report the keys that exist now as ADDED events first");
+DEFINE_int64(timeout_ms, -1,
+             "lock only: give up (exit 1) if the lock is not acquired within this many "
+             "milliseconds; 0 makes a single attempt. Default: wait as long as it takes");
 
 namespace registry::tools {
 namespace {
@@ -38,15 +42,21 @@ namespace {
 constexpr char kDefaultType[] = "Consul";
 
 struct FlagSpec {
-  const char* name;      // as typed: --plugin-dir
-  const char* variable;  // as gflags knows it: plugin_dir
-  const char* prop;      // the props key it overrides, or nullptr
-  bool default_is_prop;  // without --config, the default value is used as the prop
+  const char* name;          // as typed: --plugin-dir
+  const char* variable;      // as gflags knows it: plugin_dir
+  const char* prop;          // the props key it overrides, or nullptr
+  bool default_is_prop;      // without --config, the default value is used as the prop
+  bool is_bool = false;      // takes no separate value (--initial, --initial=false)
+  const char* command = "";  // the only command accepting it; "" for every command
 };
 constexpr FlagSpec kFlags[] = {
-    {"config", "config", nullptr, false},          {"servers", "servers", "server-lists", true},
-    {"namespace", "namespace", "namespace", true}, {"token", "token", "token", false},
+    {"config", "config", nullptr, false},
+    {"servers", "servers", "server-lists", true},
+    {"namespace", "namespace", "namespace", true},
+    {"token", "token", "token", false},
     {"plugin-dir", "plugin_dir", nullptr, false},
+    {"initial", "initial", nullptr, false, /*is_bool=*/true, "watch"},
+    {"timeout-ms", "timeout_ms", nullptr, false, /*is_bool=*/false, "lock"},
 };
 
 int UsageError(const std::string& message) {
@@ -80,24 +90,35 @@ void PrintHelp() {
       "\nCommands:\n");
   for (const Command& command : Commands()) {
     const std::string head = absl::StrCat(command.name, " ", command.arguments);
-    // The summary starts in column 24; its continuation lines are indented to match.
-    std::printf("  %-21s %s", head.c_str(),
-                Wrapped(command.summary, std::string(24, ' ')).substr(24).c_str());
+    // The summary starts in column 24; its continuation lines are indented to match. A longer
+    // head gets a line of its own.
+    const std::string summary = Wrapped(command.summary, std::string(24, ' '));
+    if (head.size() > 21) {
+      std::printf("  %s\n%s", head.c_str(), summary.c_str());
+    } else {
+      std::printf("  %-21s %s", head.c_str(), summary.substr(24).c_str());
+    }
   }
   std::printf("\nFlags (--flag=value or --flag value; '--' ends the flags):\n");
   for (const FlagSpec& flag : kFlags) {
     gflags::CommandLineFlagInfo info;
     if (!gflags::GetCommandLineFlagInfo(flag.variable, &info)) continue;
     std::string head = absl::StrCat("--", flag.name);
-    if (!info.default_value.empty()) absl::StrAppend(&head, " (default ", info.default_value, ")");
+    if (!info.default_value.empty() && !flag.is_bool && info.default_value != "-1") {
+      absl::StrAppend(&head, " (default ", info.default_value, ")");
+    }
     std::printf("  %s\n%s", head.c_str(), Wrapped(info.description, "      ").c_str());
   }
   std::printf(
       "  --help\n      print this help\n"
       "\nWithout --config, --servers and --namespace fall back to the defaults shown.\n"
       "\nExit status: 0 success; 1 negative answer (get/update/exists on an absent key, claim\n"
-      "of a key already held); 2 error (bad usage, unreachable server, refused request).\n"
-      "ephemeral and claim exit 0 after SIGINT/SIGTERM, once their key is removed.\n");
+      "of a key already held, lock not acquired within --timeout-ms); 2 error (bad usage,\n"
+      "unreachable server, refused request); 3 the lock was lost while `lock` ran CMD (CMD got\n"
+      "SIGTERM). Otherwise `lock` exits with CMD's status (128+N if CMD was killed by signal N,\n"
+      "126 if CMD could not be run, 127 if it was not found, 128+N if signal N interrupted the\n"
+      "wait for the lock). ephemeral, claim and watch exit 0 after SIGINT/SIGTERM, once their\n"
+      "keys are removed or the watch stopped.\n");
 }
 
 const FlagSpec* FindFlag(absl::string_view name) {
@@ -121,12 +142,41 @@ int CheckFlags(int argc, char** argv, bool* help) {
       *help = true;
       continue;
     }
-    if (FindFlag(name) == nullptr) return UsageError(absl::StrCat("unknown flag '", arg, "'"));
-    if (!has_value && ++i >= argc) {
+    const FlagSpec* flag = FindFlag(name);
+    if (flag == nullptr) return UsageError(absl::StrCat("unknown flag '", arg, "'"));
+    if (!has_value && !flag->is_bool && ++i >= argc) {
       return UsageError(absl::StrCat("flag '", arg, "' needs a value"));
     }
   }
   return kExitOk;
+}
+
+// For a command that runs a command line (lock NAME -- CMD ARGS...), moves everything after the
+// first "--" that follows the command's name into `tail` and returns the new argc, so that
+// gflags never sees CMD's arguments. Other command lines are returned unchanged.
+int SplitCommandLine(int argc, char** argv, std::vector<std::string>* tail) {
+  int i = 1;
+  for (bool flags_done = false; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (!flags_done && arg == "--") {
+      flags_done = true;
+      continue;
+    }
+    if (flags_done || arg.size() < 2 || arg[0] != '-') break;  // the command's name
+    absl::string_view name = arg.substr(arg[1] == '-' ? 2 : 1);
+    const FlagSpec* flag = FindFlag(name.substr(0, name.find('=')));
+    if (flag != nullptr && !flag->is_bool && !absl::StrContains(name, '=')) ++i;  // its value
+  }
+  if (i >= argc) return argc;
+  const Command* command = FindCommand(argv[i]);
+  if (command == nullptr || !command->runs_command_line) return argc;
+  for (int j = i + 1; j < argc; ++j) {
+    if (absl::string_view(argv[j]) == "--") {
+      tail->assign(argv + j + 1, argv + argc);
+      return j;
+    }
+  }
+  return argc;
 }
 
 bool FlagIsSet(const char* variable) {
@@ -142,6 +192,8 @@ std::string FlagValue(const char* variable) {
 
 int Run(int argc, char** argv) {
   bool help = false;
+  CommandOptions options;
+  argc = SplitCommandLine(argc, argv, &options.command_line);
   if (int rc = CheckFlags(argc, argv, &help); rc != kExitOk) return rc;
   if (help || (argc >= 2 && std::strcmp(argv[1], "help") == 0)) {
     PrintHelp();
@@ -156,6 +208,24 @@ int Run(int argc, char** argv) {
     return UsageError(absl::StrCat(
         "'", command->name, "' takes ", command->arguments, " (", command->argument_count,
         " argument", command->argument_count == 1 ? "" : "s", "), got ", args.size()));
+  }
+  if (command->runs_command_line && options.command_line.empty()) {
+    return UsageError(absl::StrCat("'", command->name, "' takes ", command->arguments,
+                                   ": CMD is missing after '--'"));
+  }
+  for (const FlagSpec& flag : kFlags) {
+    if (*flag.command != '\0' && flag.command != absl::string_view(command->name) &&
+        FlagIsSet(flag.variable)) {
+      return UsageError(absl::StrCat("flag '--", flag.name, "' is only for '", flag.command, "'"));
+    }
+  }
+  options.initial = FLAGS_initial;
+  if (FlagIsSet("timeout_ms")) {
+    if (FLAGS_timeout_ms < 0) {
+      return UsageError(
+          absl::StrCat("flag '--timeout-ms' must be 0 or more, got ", FLAGS_timeout_ms));
+    }
+    options.lock_timeout = absl::Milliseconds(FLAGS_timeout_ms);
   }
 
   // Capture signals before connecting, so one arriving while the key is written still ends in
@@ -195,7 +265,8 @@ int Run(int argc, char** argv) {
                 : (*library)->CreateFromProps(props);
   if (!repository.ok()) return ReportError(stderr, "config", repository.status());
 
-  const CommandContext context{repository->get(), stdout, stderr, signals.get()};
+  const CommandContext context{repository->get(), stdout, stderr, signals.get(),
+                               std::move(options)};
   const int rc = command->run(context, args);
   // Close explicitly so a failure to remove ephemeral keys is visible; destroy would hide it.
   if (absl::Status closed = (*repository)->Close(); !closed.ok() && rc == kExitOk) {

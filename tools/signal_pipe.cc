@@ -93,4 +93,14 @@ int SignalPipe::Wait() {
   }
 }
 
+std::optional<int> SignalPipe::Take() {
+  for (;;) {
+    unsigned char byte = 0;
+    const ssize_t n = read(read_fd_, &byte, 1);
+    if (n == 1) return byte;
+    if (n < 0 && errno == EINTR) continue;
+    return std::nullopt;  // EAGAIN: nothing pending
+  }
+}
+
 }  // namespace registry::tools

@@ -13,6 +13,7 @@
 #include <signal.h>
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 
@@ -29,6 +30,13 @@ class SignalPipe {
 
   // Blocks until SIGINT or SIGTERM arrives (or has arrived since Install) and returns its number.
   int Wait();
+
+  // Returns a pending signal's number without blocking, or nullopt when none is pending.
+  std::optional<int> Take();
+
+  // A descriptor that polls readable (POLLIN) while a signal is pending, for callers that wait
+  // for signals and other events together; Wait() or Take() consumes the signal.
+  int fd() const { return read_fd_; }
 
  private:
   SignalPipe(int read_fd, int write_fd, struct sigaction old_int, struct sigaction old_term);

@@ -3,7 +3,9 @@
  * A host written in C11 (no C++ anywhere in this executable) that drives the real Consul plugin
  * through the C ABI alone: dlopen, RegistryPluginInit, create from YAML against a dev server it
  * starts as a child process on port 0, put/get/children/exists/update/delete, ephemeral keys,
- * error codes and messages, close, and the release of everything the plugin handed out.
+ * watches (1.1: ADDED/UPDATED/DELETED through a C callback), locks (1.2: re-entry, fenced
+ * writes), error codes and messages, close, and the release of everything the plugin handed
+ * out.
  *
  * Usage: c_host PLUGIN.so CONSUL_DEV_SERVER_BINARY
  * Prints one line per failed check; exits 0 iff every check passed. */
@@ -12,12 +14,15 @@
 #endif
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plugin/registry_plugin.h"
@@ -84,6 +89,100 @@ static pid_t StartDevServer(const char* binary, char* address, size_t address_si
 static void OnConnectionState(int32_t state, void* user_data) {
   (void)state;
   ++*(int*)user_data;
+}
+
+/* What a watch callback saw; filled on a plugin thread, read under `mu`. */
+#define MAX_EVENTS 8
+struct Seen {
+  pthread_mutex_t mu;
+  pthread_cond_t changed;
+  int count;
+  int32_t types[MAX_EVENTS];
+  char keys[MAX_EVENTS][64];
+  char values[MAX_EVENTS][16];
+  bool known[MAX_EVENTS];
+};
+
+static void OnData(const struct RegistryDataEvent* event, void* user_data) {
+  struct Seen* seen = (struct Seen*)user_data;
+  pthread_mutex_lock(&seen->mu);
+  if (seen->count < MAX_EVENTS) {
+    int i = seen->count;
+    seen->types[i] = event->type;
+    snprintf(seen->keys[i], sizeof(seen->keys[i]), "%s", event->key);
+    snprintf(seen->values[i], sizeof(seen->values[i]), "%s",
+             event->value_known ? event->value : "<unknown>");
+    seen->known[i] = event->value_known;
+  }
+  ++seen->count;
+  pthread_cond_broadcast(&seen->changed);
+  pthread_mutex_unlock(&seen->mu);
+}
+
+/* Waits until `seen` holds at least `n` events or 10 s passed; returns the count. */
+static int WaitForEvents(struct Seen* seen, int n) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 10;
+  pthread_mutex_lock(&seen->mu);
+  while (seen->count < n) {
+    if (pthread_cond_timedwait(&seen->changed, &seen->mu, &deadline) == ETIMEDOUT) break;
+  }
+  int count = seen->count;
+  pthread_mutex_unlock(&seen->mu);
+  return count;
+}
+
+static void ExerciseWatch(struct RegistryRepository* repo) {
+  struct RegistryError error = {0, NULL};
+  struct Seen seen;
+  memset(&seen, 0, sizeof(seen));
+  pthread_mutex_init(&seen.mu, NULL);
+  pthread_cond_init(&seen.changed, NULL);
+  int64_t watch = 0;
+  EXPECT_CODE(g_api.add_data_listener(repo, "/watched", 0, &OnData, &seen, &watch, &error),
+              REGISTRY_OK);
+  /* Rapid writes to one key may be coalesced into one event: wait for each before the next. */
+  EXPECT_CODE(g_api.persist(repo, "/watched/k", "v1", 2, &error), REGISTRY_OK);
+  CHECK(WaitForEvents(&seen, 1) == 1);
+  EXPECT_CODE(g_api.update(repo, "/watched/k", "v2", 2, &error), REGISTRY_OK);
+  CHECK(WaitForEvents(&seen, 2) == 2);
+  EXPECT_CODE(g_api.delete_key(repo, "/watched", &error), REGISTRY_OK);
+  CHECK(WaitForEvents(&seen, 3) == 3);
+  pthread_mutex_lock(&seen.mu);
+  CHECK(seen.types[0] == REGISTRY_DATA_ADDED && strcmp(seen.values[0], "v1") == 0);
+  CHECK(seen.types[1] == REGISTRY_DATA_UPDATED && strcmp(seen.values[1], "v2") == 0);
+  CHECK(seen.types[2] == REGISTRY_DATA_DELETED && strcmp(seen.keys[2], "/watched/k") == 0);
+  pthread_mutex_unlock(&seen.mu);
+  EXPECT_CODE(g_api.remove_data_listener(repo, watch, &error), REGISTRY_OK);
+  /* After removal returns no callback runs, so `seen` may go away with this frame. */
+  pthread_cond_destroy(&seen.changed);
+  pthread_mutex_destroy(&seen.mu);
+}
+
+static void ExerciseLock(struct RegistryRepository* repo) {
+  struct RegistryError error = {0, NULL};
+  struct RegistryLock* lock = NULL;
+  bool flag = false;
+  EXPECT_CODE(g_api.get_lock(repo, "c_host/job", &lock, &error), REGISTRY_OK);
+  if (lock == NULL) return;
+  EXPECT_CODE(g_api.persist_if_held(lock, "/fenced", "x", 1, &error), REGISTRY_FAILED_PRECONDITION);
+  EXPECT_CODE(g_api.try_lock(lock, 1000, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  EXPECT_CODE(g_api.lock(lock, &error), REGISTRY_OK); /* re-entry: no request, counted */
+  EXPECT_CODE(g_api.lock_is_held(lock, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  EXPECT_CODE(g_api.lock_is_lost(lock, &flag, &error), REGISTRY_OK);
+  CHECK(!flag);
+  EXPECT_CODE(g_api.persist_if_held(lock, "/fenced", "under lock", 10, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.unlock(lock, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.lock_is_held(lock, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  EXPECT_CODE(g_api.unlock(lock, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.lock_is_held(lock, &flag, &error), REGISTRY_OK);
+  CHECK(!flag);
+  EXPECT_CODE(g_api.unlock(lock, &error), REGISTRY_FAILED_PRECONDITION);
+  g_api.release_lock(lock);
 }
 
 /* Checks that `children` holds exactly `want` (count `n`), in order. */
@@ -162,6 +261,12 @@ static void Exercise(struct RegistryRepository* repo) {
   EXPECT_CODE(g_api.get_children(repo, "/metadata", &children, &count, &error), REGISTRY_OK);
   CHECK(count == 0);
   g_api.release_children(children, count);
+
+  ExerciseWatch(repo);
+  ExerciseLock(repo);
+  EXPECT_CODE(g_api.get(repo, "/fenced", &value, &len, &found, &error), REGISTRY_OK);
+  CHECK(found && strcmp(value, "under lock") == 0);
+  g_api.release_value(value);
 }
 
 int main(int argc, char** argv) {
@@ -196,6 +301,7 @@ int main(int argc, char** argv) {
     CHECK(g_api.abi_version == REGISTRY_PLUGIN_ABI_VERSION_CURRENT);
     CHECK(g_api.struct_size >= REGISTRY_PLUGIN_API_SIZE_1_0);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, destroy) && g_api.destroy != NULL);
+    CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, delete_if_held) && g_api.delete_if_held != NULL);
     CHECK(strcmp(g_api.repository_type, "Consul") == 0);
   }
 

@@ -94,17 +94,26 @@ bool Subprocess::Pump(absl::Time deadline) {
   return true;
 }
 
-std::optional<std::string> Subprocess::ReadLine(absl::Time deadline) {
+std::optional<std::string> Subprocess::NextLine(const std::string& buffer, const int& fd,
+                                                size_t* consumed, absl::Time deadline) {
   for (;;) {
-    const size_t newline = out_.find('\n', out_consumed_);
+    const size_t newline = buffer.find('\n', *consumed);
     if (newline != std::string::npos) {
-      std::string line = out_.substr(out_consumed_, newline - out_consumed_);
-      out_consumed_ = newline + 1;
+      std::string line = buffer.substr(*consumed, newline - *consumed);
+      *consumed = newline + 1;
       return line;
     }
-    if (out_fd_ < 0 || absl::Now() >= deadline) return std::nullopt;
+    if (fd < 0 || absl::Now() >= deadline) return std::nullopt;
     Pump(deadline);
   }
+}
+
+std::optional<std::string> Subprocess::ReadLine(absl::Time deadline) {
+  return NextLine(out_, out_fd_, &out_consumed_, deadline);
+}
+
+std::optional<std::string> Subprocess::ReadErrLine(absl::Time deadline) {
+  return NextLine(err_, err_fd_, &err_consumed_, deadline);
 }
 
 void Subprocess::Signal(int signo) {

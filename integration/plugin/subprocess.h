@@ -32,6 +32,8 @@ class Subprocess {
 
   // Returns the next stdout line (without '\n'), or nullopt at EOF or when `deadline` passes.
   std::optional<std::string> ReadLine(absl::Time deadline);
+  // The same for stderr.
+  std::optional<std::string> ReadErrLine(absl::Time deadline);
 
   // Sends `signo`; no effect once the process has been reaped.
   void Signal(int signo);
@@ -56,7 +58,13 @@ class Subprocess {
   std::optional<int> exit_code_;
   std::string out_;
   std::string err_;
+  // Returns the next line of `buffer` after `consumed` (advanced past it), reading `fd` while
+  // none is complete; nullopt at EOF or when `deadline` passes.
+  std::optional<std::string> NextLine(const std::string& buffer, const int& fd, size_t* consumed,
+                                      absl::Time deadline);
+
   size_t out_consumed_ = 0;  // bytes of out_ already returned by ReadLine
+  size_t err_consumed_ = 0;  // bytes of err_ already returned by ReadErrLine
 };
 
 struct RunResult {

@@ -5,9 +5,15 @@
 // be tested without a server. Test hooks:
 //   - a key whose last segment is "throw" makes every call on it throw std::runtime_error;
 //   - a prop or override "fail" = "<message>" makes creation fail with InvalidArgument;
-//   - every connection listener is told CONNECTED once, from a background thread.
+//   - every connection listener is told CONNECTED once, from a background thread;
+//   - Persist("/test/lose_lock", NAME) stores nothing and makes the hold of lock NAME lost;
+//   - the DELETED event of a key whose last segment is "forgotten" carries no value.
+// Watches are delivered by one background thread per repository; locks are memory_locks.h.
+#include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,13 +26,25 @@
 #include "plugin/abi_adapter.h"
 #include "plugin/registry_plugin.h"
 #include "registry/repository.h"
+#include "tests/plugin/memory_locks.h"
 
 namespace registry::plugin {
 namespace {
 
+constexpr char kLoseLockKey[] = "/test/lose_lock";
+
+// True iff a watch on `watched` covers `key`.
+bool Covers(absl::string_view watched, absl::string_view key) {
+  return watched == "/" || key == watched ||
+         (absl::StartsWith(key, watched) && key[watched.size()] == '/');
+}
+
 class MemoryRepository final : public Repository {
  public:
-  ~MemoryRepository() override { (void)Close(); }
+  ~MemoryRepository() override {
+    (void)Close();
+    if (deliverer_.joinable()) deliverer_.join();  // Close() from a listener cannot join it
+  }
 
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override {
     if (absl::Status s = Check(key); !s.ok()) return s;
@@ -58,17 +76,23 @@ class MemoryRepository final : public Repository {
 
   absl::Status Persist(absl::string_view key, absl::string_view value) override {
     if (absl::Status s = Check(key); !s.ok()) return s;
+    if (key == kLoseLockKey) {
+      absl::MutexLock lock(&mu_);
+      if (locks_ != nullptr) locks_->LoseLock(std::string(value));
+      return absl::OkStatus();
+    }
     absl::MutexLock lock(&mu_);
-    data_[std::string(key)] = std::string(value);
+    Set(std::string(key), std::string(value));
     return absl::OkStatus();
   }
 
   absl::Status Update(absl::string_view key, absl::string_view value) override {
     if (absl::Status s = Check(key); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    auto it = data_.find(std::string(key));
-    if (it == data_.end()) return absl::NotFoundError(absl::StrCat("update: key '", key, "'"));
-    it->second = std::string(value);
+    if (data_.count(std::string(key)) == 0) {
+      return absl::NotFoundError(absl::StrCat("update: key '", key, "'"));
+    }
+    Set(std::string(key), std::string(value));
     return absl::OkStatus();
   }
 
@@ -76,9 +100,13 @@ class MemoryRepository final : public Repository {
     if (absl::Status s = Check(key); !s.ok()) return s;
     const std::string prefix = key == "/" ? "/" : absl::StrCat(key, "/");
     absl::MutexLock lock(&mu_);
-    data_.erase(std::string(key));
+    if (auto it = data_.find(std::string(key)); it != data_.end()) {
+      Publish(DataChangedEvent::Type::kDeleted, it->first, it->second);
+      data_.erase(it);
+    }
     for (auto it = data_.lower_bound(prefix);
          it != data_.end() && absl::StartsWith(it->first, prefix);) {
+      Publish(DataChangedEvent::Type::kDeleted, it->first, it->second);
       it = data_.erase(it);
     }
     return absl::OkStatus();
@@ -92,7 +120,53 @@ class MemoryRepository final : public Repository {
                                                  absl::string_view value) override {
     if (absl::Status s = Check(key); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
-    return data_.emplace(std::string(key), std::string(value)).second;
+    if (data_.count(std::string(key)) > 0) return false;
+    Set(std::string(key), std::string(value));
+    return true;
+  }
+
+  using Repository::Watch;
+  absl::Status Watch(absl::string_view key, DataChangedListener listener,
+                     const DataListenerOptions& options) override {
+    if (absl::Status s = Check(key); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    if (!deliverer_.joinable()) deliverer_ = std::thread([this] { Deliver(); });
+    const uint64_t id = next_watch_id_++;
+    watches_[id] = WatchEntry{std::string(key), std::move(listener)};
+    if (options.replay_existing) {
+      for (const auto& [k, v] : data_) {
+        if (Covers(key, k)) queue_.push_back({id, {DataChangedEvent::Type::kAdded, k, v, 0}});
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void RemoveDataListener(absl::string_view key) override {
+    absl::MutexLock lock(&mu_);
+    std::vector<uint64_t> removed;
+    for (auto it = watches_.begin(); it != watches_.end();) {
+      if (it->second.key == key) {
+        removed.push_back(it->first);
+        it = watches_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (std::this_thread::get_id() == deliverer_.get_id()) return;  // from inside a listener
+    struct Waiting {
+      MemoryRepository* self;
+      const std::vector<uint64_t>* ids;
+    } waiting{this, &removed};
+    mu_.Await(absl::Condition(
+        +[](Waiting* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return std::find(w->ids->begin(), w->ids->end(), w->self->running_) == w->ids->end();
+        },
+        &waiting));
+  }
+
+  void SetLocks(MemoryLockService* locks) {
+    absl::MutexLock lock(&mu_);
+    locks_ = locks;
   }
 
   int AddConnectionListener(ConnectionListener listener) override {
@@ -122,12 +196,20 @@ class MemoryRepository final : public Repository {
 
   absl::Status Close() override {
     std::vector<std::thread> notifiers;
+    std::thread deliverer;
+    MemoryLockService* locks = nullptr;
     {
       absl::MutexLock lock(&mu_);
       closed_ = true;
       notifiers.swap(notifiers_);
+      watches_.clear();
+      queue_.clear();
+      locks = locks_;
+      if (std::this_thread::get_id() != deliverer_.get_id()) deliverer.swap(deliverer_);
     }
+    if (locks != nullptr) locks->Close();  // the service outlives Close(): destroyed before us
     for (std::thread& t : notifiers) t.join();
+    if (deliverer.joinable()) deliverer.join();
     return absl::OkStatus();
   }
 
@@ -142,8 +224,60 @@ class MemoryRepository final : public Repository {
     return absl::OkStatus();
   }
 
+  struct WatchEntry {
+    std::string key;
+    DataChangedListener listener;
+  };
+
+  // Stores `value` at `key` and queues ADDED or UPDATED (nothing for an identical write).
+  void Set(const std::string& key, std::string value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto [it, added] = data_.emplace(key, value);
+    if (!added && it->second == value) return;
+    it->second = value;
+    Publish(added ? DataChangedEvent::Type::kAdded : DataChangedEvent::Type::kUpdated, key, value);
+  }
+
+  void Publish(DataChangedEvent::Type type, const std::string& key, const std::string& value)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::optional<std::string> carried(value);
+    if (type == DataChangedEvent::Type::kDeleted && absl::EndsWith(key, "/forgotten")) {
+      carried.reset();
+    }
+    for (const auto& [id, watch] : watches_) {
+      if (Covers(watch.key, key)) queue_.push_back({id, {type, key, carried, 0}});
+    }
+  }
+
+  // The delivery thread: one event at a time, in queue order, no lock held during the call.
+  void Deliver() {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      mu_.Await(absl::Condition(
+          +[](MemoryRepository* self)
+               ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->closed_ || !self->queue_.empty(); },
+          this));
+      if (closed_) return;
+      auto [id, event] = std::move(queue_.front());
+      queue_.pop_front();
+      auto it = watches_.find(id);
+      if (it == watches_.end()) continue;
+      DataChangedListener listener = it->second.listener;
+      running_ = id;
+      mu_.Unlock();
+      listener(event);
+      mu_.Lock();
+      running_ = 0;
+    }
+  }
+
   absl::Mutex callback_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
+  std::map<uint64_t, WatchEntry> watches_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<uint64_t, DataChangedEvent>> queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_watch_id_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t running_ ABSL_GUARDED_BY(mu_) = 0;  // watch whose listener runs now
+  std::thread deliverer_;                      // started by the first Watch(), joined by Close()
+  MemoryLockService* locks_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::map<std::string, std::string> data_ ABSL_GUARDED_BY(mu_);
   std::map<int, ConnectionListener> listeners_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> notifiers_ ABSL_GUARDED_BY(mu_);  // joined in Close()
@@ -172,7 +306,16 @@ absl::StatusOr<std::unique_ptr<Repository>> FromYamlFile(const std::string& path
   return absl::UnimplementedError(absl::StrCat(path, ": files are not supported"));
 }
 
-constexpr PluginDescriptor kMemoryPlugin = {"Memory", "test", &FromYaml, &FromYamlFile, &FromProps};
+absl::StatusOr<std::unique_ptr<LockService>> NewLocks(Repository& repository) {
+  auto& memory = static_cast<MemoryRepository&>(repository);
+  auto locks =
+      std::make_unique<MemoryLockService>(repository, [&memory] { memory.SetLocks(nullptr); });
+  memory.SetLocks(locks.get());
+  return locks;
+}
+
+constexpr PluginDescriptor kMemoryPlugin = {"Memory",      "test",     &FromYaml,
+                                            &FromYamlFile, &FromProps, &NewLocks};
 
 }  // namespace
 }  // namespace registry::plugin

@@ -1,0 +1,320 @@
+// integration/lock_safety/lock_safety_test.cc
+//
+// The lock-safety harness: 8 `registryctl lock` processes x 15 iterations contend for one lock
+// on a consul-dev-server process while faults are injected over its /v1/_dev/ endpoints
+// (latency, bursts of 500s, dropped connections, every connection dropped, and forced expiry of
+// the lock holder's session). Each critical section (critical_section.sh) increments a counter
+// non-atomically with `registryctl get` / `registryctl put` and logs its steps with timestamps;
+// section_log.h turns the evidence into the checks. The numbers are printed at the end.
+// The section_log tests below pin the checks themselves on hand-made evidence.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/lock_safety/section_log.h"
+#include "integration/plugin/dev_control.h"
+#include "integration/plugin/subprocess.h"
+
+namespace registry::integration {
+namespace {
+
+constexpr int kWorkers = 8;
+constexpr int kIterations = 15;
+constexpr char kNamespace[] = "lock_safety";
+constexpr char kLockName[] = "safety";
+// Pause between two faults, and how long a latency fault lasts.
+const absl::Duration kFaultPeriod = absl::Milliseconds(600);
+const absl::Duration kLatencySpell = absl::Milliseconds(300);
+// Sections pause 5 ms between their read and their write, but one in five pauses 0.35 s there
+// (tag suffix "L": lost before it writes) and one in five 0.35 s after its write (suffix "W":
+// lost after it wrote). That is long enough for the holder's lock monitor (which starts 200 ms
+// into a hold) to notice a lost session while the section still runs.
+constexpr char kLongPause[] = "0.35";
+constexpr char kShortPause[] = "0.005";
+constexpr char kNoPause[] = "0";
+const absl::Duration kExpireAfter = absl::Milliseconds(250);  // into a long section
+
+struct FaultCounts {
+  int latency = 0;
+  int fail_bursts = 0;
+  int drops = 0;
+  int drop_alls = 0;
+  int expiries = 0;  // holder sessions expired
+};
+
+int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
+
+// The section running now according to the log at `path` (the latest "start" without "end" or
+// "term"): its tag and start time.
+std::optional<std::pair<std::string, int64_t>> RunningSection(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::string, int64_t> open;  // tag -> start
+  std::string event, tag, rest;
+  int64_t ns = 0;
+  while (in >> event >> ns >> tag) {
+    std::getline(in, rest);
+    if (event == "start") open[tag] = ns;
+    if (event == "end" || event == "term") open.erase(tag);
+  }
+  std::optional<std::pair<std::string, int64_t>> latest;
+  for (const auto& [t, start] : open) {
+    if (!latest.has_value() || start > latest->second) latest.emplace(t, start);
+  }
+  return latest;
+}
+
+// Waits (at most 5 s) until a long section has run for kExpireAfter, then expires the session
+// holding the lock. Returns true iff a session was expired.
+bool ExpireALongHolder(const std::string& address, const std::string& log,
+                       absl::Notification& done) {
+  const std::string lock_key = absl::StrCat(kNamespace, "/lock/", kLockName, "/");
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (absl::Now() < deadline) {
+    std::optional<std::pair<std::string, int64_t>> running = RunningSection(log);
+    if (running.has_value() &&
+        (absl::EndsWith(running->first, "L") || absl::EndsWith(running->first, "W")) &&
+        NowNs() - running->second >= absl::ToInt64Nanoseconds(kExpireAfter)) {
+      absl::StatusOr<std::string> session = KeySession(address, lock_key);
+      return session.ok() && !session->empty() &&
+             DevControl(address, "/v1/_dev/session/expire/" + *session).ok();
+    }
+    // Polls the log: the fault schedule is paced, no result depends on this interval.
+    if (done.WaitForNotificationWithTimeout(absl::Milliseconds(20))) return false;
+  }
+  return false;
+}
+
+// Injects one fault per kFaultPeriod, in rotation, until `done` is notified.
+FaultCounts InjectFaults(const std::string& address, const std::string& log,
+                         absl::Notification& done) {
+  FaultCounts counts;
+  for (int step = 0; !done.WaitForNotificationWithTimeout(kFaultPeriod); ++step) {
+    absl::Status status;
+    switch (step % 5) {
+      case 0:
+        status = DevControl(address, "/v1/_dev/fault/latency?ms=40");
+        if (status.ok()) ++counts.latency;
+        done.WaitForNotificationWithTimeout(kLatencySpell);
+        status.Update(DevControl(address, "/v1/_dev/fault/latency?ms=0"));
+        break;
+      case 1:
+        status = DevControl(address, "/v1/_dev/fault/fail?count=4");
+        if (status.ok()) ++counts.fail_bursts;
+        break;
+      case 2:
+        status = DevControl(address, "/v1/_dev/fault/drop?count=3");
+        if (status.ok()) ++counts.drops;
+        break;
+      case 3:
+        status = DevControl(address, "/v1/_dev/fault/drop-all");
+        if (status.ok()) ++counts.drop_alls;
+        break;
+      case 4:
+        if (ExpireALongHolder(address, log, done)) ++counts.expiries;
+        break;
+    }
+    EXPECT_TRUE(status.ok()) << status;
+  }
+  EXPECT_TRUE(DevControl(address, "/v1/_dev/fault/clear").ok());
+  return counts;
+}
+
+TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncrement) {
+  absl::StatusOr<DevServerProcess> server =
+      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string dir = ::testing::TempDir();
+  const std::string log = absl::StrCat(dir, "/lock_safety.log");
+  const std::string config = absl::StrCat(dir, "/lock_safety.yaml");
+  std::ofstream(log, std::ios::trunc).close();
+  // Lock-delay (500 ms) is Consul's guard against a holder that has not yet noticed its loss:
+  // after a session expiry nobody acquires the lock for that long.
+  std::ofstream(config) << "repository:\n  type: Consul\n  props:\n    namespace: " << kNamespace
+                        << "\n    server-lists: " << server->address
+                        << "\n    timeToLiveSeconds: 2\n    sessionLockDelayMilliseconds: 500\n"
+                           "    lockRetryMilliseconds: 50\n    blockQueryTimeMilliseconds: 2000\n"
+                           "    requestTimeoutMilliseconds: 3000\n"
+                           "    connectTimeoutMilliseconds: 1000\n";
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {REGISTRYCTL_BIN, "--config=" + config});
+    return RunProcess(args);
+  };
+  ASSERT_EQ(ctl({"put", "/safety/counter", "0"}).exit_code, 0);
+
+  absl::Mutex mu;
+  std::map<std::string, Section> sections;  // by tag
+  std::vector<std::string> other_messages;  // what iterations that did not succeed printed
+  absl::Notification done;
+  FaultCounts faults;
+  const absl::Time start = absl::Now();
+  std::thread injector([&] { faults = InjectFaults(server->address, log, done); });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.emplace_back([&, w] {
+      for (int i = 0; i < kIterations; ++i) {
+        const bool long_before = i % 5 == 4;
+        const bool long_after = i % 5 == 1;
+        const std::string tag =
+            absl::StrCat("w", w, "i", i, long_before ? "L" : "", long_after ? "W" : "");
+        RunResult run = RunProcess(
+            {REGISTRYCTL_BIN, "--config=" + config, "lock", kLockName, "--timeout-ms=30000", "--",
+             "/bin/sh", REGISTRY_CRITICAL_SECTION, log, REGISTRYCTL_BIN, config, tag,
+             long_before ? kLongPause : kShortPause, long_after ? kLongPause : kNoPause},
+            absl::Seconds(60));
+        absl::MutexLock lock(&mu);
+        Section& s = sections[tag];
+        s.tag = tag;
+        s.exit_code = run.exit_code;
+        s.process_end_ns = NowNs();
+        if (run.exit_code != 0) {
+          other_messages.push_back(absl::StrCat(tag, " (exit ", run.exit_code, "): ", run.err));
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  done.Notify();
+  injector.join();
+  const absl::Duration elapsed = absl::Now() - start;
+
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_TRUE(ApplyLog(text.str(), &sections).ok()) << ApplyLog(text.str(), &sections);
+  std::vector<Section> all;
+  for (auto& [tag, s] : sections) all.push_back(s);
+  RunResult final_read = ctl({"get", "/safety/counter"});
+  ASSERT_EQ(final_read.exit_code, 0) << final_read.err;
+  const int64_t final_counter = std::stoll(final_read.out);
+
+  int succeeded = 0, lost = 0, lost_after_writing = 0, timed_out = 0, failed = 0, ran = 0;
+  for (const Section& s : all) {
+    if (s.start.has_value()) ++ran;
+    if (s.exit_code == 0) {
+      ++succeeded;
+      EXPECT_TRUE(s.wrote_value.has_value()) << s.tag << " succeeded without writing";
+    } else if (s.lost()) {
+      ++lost;
+      if (s.wrote_value.has_value()) ++lost_after_writing;
+    } else if (s.exit_code == 1) {
+      ++timed_out;
+    } else {
+      ++failed;
+    }
+  }
+  const std::vector<Overlap> overlaps = FindOverlaps(all);
+  int64_t max_overlap_ns = 0;
+  for (const Overlap& o : overlaps) {
+    max_overlap_ns = std::max(max_overlap_ns, o.overlap_ns);
+    EXPECT_TRUE(o.allowed) << o.earlier << " and " << o.later << " overlapped for "
+                           << o.overlap_ns / 1000 << " us, and " << o.earlier
+                           << " was not told its lock was lost before";
+  }
+  const CounterCheck counter = CheckCounter(all, overlaps);
+  EXPECT_THAT(counter.errors, ::testing::IsEmpty());
+  if (overlaps.empty()) {
+    // Every write that landed counts once: successes, and lost holders that wrote before
+    // they were stopped (plus, at most, the writes whose outcome they never learnt).
+    EXPECT_GE(final_counter, counter.min_final);
+    EXPECT_LE(final_counter, counter.max_final);
+    EXPECT_GE(final_counter, counter.writes);
+    EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
+  }
+  EXPECT_GE(succeeded, kWorkers * kIterations / 2) << "the faults should not stop most work";
+  EXPECT_GE(faults.expiries, 1);
+  EXPECT_GE(lost, 1) << "an expired session during a long section must be reported lost";
+
+  std::printf(
+      "lock_safety: %d iterations (%d processes x %d) in %.1f s: %d succeeded, %d lost (%d of "
+      "them after writing), %d timed out, %d failed otherwise; %d sections ran; counter %lld "
+      "(%d writes + %d of unknown outcome; bounds [%lld, %lld]); faults: %d latency spells, %d "
+      "500-bursts, %d drop bursts, %d drop-alls, %d holder sessions expired; overlaps %zu (max "
+      "%.3f ms)\n",
+      kWorkers * kIterations, kWorkers, kIterations, absl::ToDoubleSeconds(elapsed), succeeded,
+      lost, lost_after_writing, timed_out, failed, ran, static_cast<long long>(final_counter),
+      counter.writes, counter.unknown_writes, static_cast<long long>(counter.min_final),
+      static_cast<long long>(counter.max_final), faults.latency, faults.fail_bursts, faults.drops,
+      faults.drop_alls, faults.expiries, overlaps.size(), max_overlap_ns / 1e6);
+  for (const std::string& message : other_messages) std::printf("  %s", message.c_str());
+  RecordProperty("succeeded", succeeded);
+  RecordProperty("lost", lost);
+  RecordProperty("final_counter", static_cast<int>(final_counter));
+  RecordProperty("overlaps", static_cast<int>(overlaps.size()));
+}
+
+// ---- The checks, on hand-made evidence. ----
+
+Section Ran(std::string tag, int exit_code, int64_t start, int64_t end, int64_t read) {
+  Section s;
+  s.tag = std::move(tag);
+  s.exit_code = exit_code;
+  s.start = start;
+  s.end = end;
+  s.process_end_ns = end + 1;
+  s.read_value = read;
+  s.put_value = read + 1;
+  s.wrote_value = read + 1;
+  return s;
+}
+
+TEST(SectionLogTest, OverlapOfTwoHoldersThatKeptTheLockIsNotAllowed) {
+  std::vector<Overlap> overlaps =
+      FindOverlaps({Ran("a", 0, 100, 200, 0), Ran("b", 0, 150, 300, 1)});
+  ASSERT_EQ(overlaps.size(), 1u);
+  EXPECT_FALSE(overlaps[0].allowed);
+  EXPECT_EQ(overlaps[0].overlap_ns, 50);
+}
+
+TEST(SectionLogTest, OverlapIsAllowedOnlyAfterTheLostHolderWasTold) {
+  Section told = Ran("a", kExitLockLost, 100, 200, 0);  // went on until 200 after SIGTERM at 140
+  told.term = 140;
+  EXPECT_TRUE(FindOverlaps({told, Ran("b", 0, 150, 300, 0)}).at(0).allowed);
+  EXPECT_FALSE(FindOverlaps({told, Ran("c", 0, 130, 300, 0)}).at(0).allowed)
+      << "started before the lost holder was told";
+}
+
+TEST(SectionLogTest, CounterReplayFlagsAReadOfAValueNoOneLeft) {
+  const std::vector<Section> sections = {Ran("a", 0, 100, 200, 0), Ran("b", 0, 300, 400, 0)};
+  CounterCheck check = CheckCounter(sections, FindOverlaps(sections));
+  ASSERT_EQ(check.errors.size(), 1u);
+  EXPECT_THAT(check.errors[0], ::testing::HasSubstr("b read 0"));
+}
+
+TEST(SectionLogTest, WriteOfUnknownOutcomeWidensTheFinalRangeByOne) {
+  Section killed = Ran("a", kExitLockLost, 100, 200, 0);
+  killed.wrote_value.reset();
+  const std::vector<Section> sections = {killed};
+  CounterCheck check = CheckCounter(sections, {});
+  EXPECT_EQ(check.min_final, 0);
+  EXPECT_EQ(check.max_final, 1);
+  EXPECT_EQ(check.unknown_writes, 1);
+}
+
+TEST(SectionLogTest, LogLinesAreMatchedToTheirSectionsAndMalformedOnesNamed) {
+  std::map<std::string, Section> sections;
+  sections["w0i0"].tag = "w0i0";
+  ASSERT_TRUE(
+      ApplyLog("start 5 w0i0\nread 6 w0i0 41\nwrote 7 w0i0 42\nend 8 w0i0\n", &sections).ok());
+  EXPECT_EQ(sections["w0i0"].read_value, 41);
+  EXPECT_EQ(sections["w0i0"].end, 8);
+  absl::Status bad = ApplyLog("start 9 nobody\n", &sections);
+  EXPECT_THAT(bad.message(), ::testing::HasSubstr("'start 9 nobody'"));
+}
+
+}  // namespace
+}  // namespace registry::integration

@@ -1,0 +1,185 @@
+// integration/plugin/consul_surface_test.cc
+//
+// The watch (1.1) and lock (1.2) entries of the real Consul plugin, through the C++ wrapper,
+// against a consul-dev-server process: independent removal of watches sharing a key (the
+// adapter multiplexes them over the repository's per-key removal), removal from inside a
+// callback, contention between two repositories (two sessions) and loss on session expiry.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/plugin/dev_control.h"
+#include "plugin/loader.h"
+#include "plugin/plugin_client.h"
+
+namespace registry::integration {
+namespace {
+
+using plugin::PluginLock;
+using plugin::PluginRepository;
+using plugin::PluginWatch;
+using ::testing::HasSubstr;
+
+const absl::Duration kWait = absl::Seconds(15);
+
+// Values seen by a listener, in order; tests wait for a count with a deadline.
+class Values {
+ public:
+  DataChangedListener Listener() {
+    return [this](const DataChangedEvent& event) {
+      absl::MutexLock lock(&mu_);
+      seen_.push_back(event.value.value_or("<unknown>"));
+    };
+  }
+  std::vector<std::string> WaitFor(size_t count) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, count]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return seen_.size() >= count; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), kWait);
+    return seen_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> seen_ ABSL_GUARDED_BY(mu_);
+};
+
+class ConsulSurfaceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<DevServerProcess> server = StartDevServer(
+        REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = new DevServerProcess(*std::move(server));
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    absl::StatusOr<std::shared_ptr<plugin::PluginLibrary>> library =
+        plugin::LoadPluginFile(REGISTRY_CONSUL_PLUGIN);
+    ASSERT_TRUE(library.ok()) << library.status();
+    library_ = *library;
+    namespace_ = absl::StrCat("consul_surface_",
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    repository_ = NewRepository();
+    ASSERT_NE(repository_, nullptr);
+  }
+
+  std::unique_ptr<PluginRepository> NewRepository() {
+    absl::StatusOr<std::unique_ptr<PluginRepository>> repository =
+        library_->CreateFromProps({{"namespace", namespace_},
+                                   {"server-lists", server_->address},
+                                   {"timeToLiveSeconds", "1"},
+                                   {"sessionLockDelayMilliseconds", "0"},
+                                   {"blockQueryTimeMilliseconds", "2000"}});
+    EXPECT_TRUE(repository.ok()) << repository.status();
+    return repository.ok() ? std::move(*repository) : nullptr;
+  }
+
+  static DevServerProcess* server_;
+  std::shared_ptr<plugin::PluginLibrary> library_;
+  std::string namespace_;
+  std::unique_ptr<PluginRepository> repository_;
+};
+
+DevServerProcess* ConsulSurfaceTest::server_ = nullptr;
+
+TEST_F(ConsulSurfaceTest, WatchesSharingAKeyAreRemovedIndependently) {
+  Values first;
+  Values second;
+  absl::StatusOr<PluginWatch> a = repository_->AddWatch("/k", first.Listener());
+  absl::StatusOr<PluginWatch> b = repository_->AddWatch("/k", second.Listener());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(repository_->Persist("/k", "1").ok());
+  ASSERT_EQ(first.WaitFor(1).size(), 1u);
+  ASSERT_EQ(second.WaitFor(1).size(), 1u);
+  a->Remove();
+  ASSERT_TRUE(repository_->Persist("/k", "2").ok());
+  EXPECT_THAT(second.WaitFor(2), ::testing::ElementsAre("1", "2"));
+  // Another watch added and removed meanwhile leaves `b` alone too.
+  Values third;
+  absl::StatusOr<PluginWatch> c = repository_->AddWatch("/k", third.Listener());
+  ASSERT_TRUE(c.ok());
+  c->Remove();
+  ASSERT_TRUE(repository_->Persist("/k", "3").ok());
+  EXPECT_THAT(second.WaitFor(3), ::testing::ElementsAre("1", "2", "3"));
+  EXPECT_THAT(first.WaitFor(1), ::testing::ElementsAre("1"));
+}
+
+TEST_F(ConsulSurfaceTest, WatchRemovedFromInsideItsCallbackIsNotCalledAgain) {
+  absl::Mutex mu;
+  int calls = 0;
+  PluginWatch self;
+  absl::StatusOr<PluginWatch> watch = repository_->AddWatch("/s", [&](const DataChangedEvent&) {
+    absl::MutexLock lock(&mu);
+    ++calls;
+    self.Remove();
+  });
+  ASSERT_TRUE(watch.ok());
+  {
+    absl::MutexLock lock(&mu);
+    self = std::move(*watch);
+  }
+  Values sentinel;
+  absl::StatusOr<PluginWatch> after = repository_->AddWatch("/s", sentinel.Listener());
+  ASSERT_TRUE(after.ok());
+  ASSERT_TRUE(repository_->Persist("/s", "1").ok());
+  ASSERT_EQ(sentinel.WaitFor(1).size(), 1u);
+  ASSERT_TRUE(repository_->Persist("/s", "2").ok());
+  ASSERT_EQ(sentinel.WaitFor(2).size(), 2u);
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(ConsulSurfaceTest, LockHeldThroughOneRepositoryKeepsAnotherWaitingUntilUnlocked) {
+  std::unique_ptr<PluginRepository> other = NewRepository();
+  ASSERT_NE(other, nullptr);
+  absl::StatusOr<std::unique_ptr<PluginLock>> mine = repository_->GetLock("schema/db");
+  absl::StatusOr<std::unique_ptr<PluginLock>> theirs = other->GetLock("/schema/db");
+  ASSERT_TRUE(mine.ok() && theirs.ok());
+  ASSERT_TRUE((*mine)->Lock().ok());
+  const absl::Time start = absl::Now();
+  EXPECT_EQ((*theirs)->TryLock(absl::Milliseconds(200)).value_or(true), false);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+  ASSERT_TRUE((*mine)->PersistIfHeld("/schema/db/version", "7").ok());
+  EXPECT_EQ((*theirs)->PersistIfHeld("/schema/db/version", "8").code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE((*mine)->Unlock().ok());
+  EXPECT_EQ((*theirs)->TryLock(absl::Seconds(5)).value_or(false), true);
+  ASSERT_TRUE((*theirs)->Unlock().ok());
+  EXPECT_EQ(**other->Get("/schema/db/version"), "7");
+}
+
+TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites) {
+  absl::StatusOr<std::unique_ptr<PluginLock>> lock = repository_->GetLock("job");
+  ASSERT_TRUE(lock.ok());
+  absl::Notification told;
+  absl::StatusOr<int64_t> id =
+      (*lock)->AddLostListener([&](const std::string&, const absl::Status&) { told.Notify(); });
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE((*lock)->Lock().ok());
+  absl::StatusOr<std::string> session =
+      KeySession(server_->address, absl::StrCat(namespace_, "/lock/job/"));
+  ASSERT_TRUE(session.ok() && !session->empty()) << session.status();
+  ASSERT_TRUE(DevControl(server_->address, "/v1/_dev/session/expire/" + *session).ok());
+  ASSERT_TRUE(told.WaitForNotificationWithTimeout(kWait));
+  EXPECT_TRUE((*lock)->IsLost().value_or(false));
+  absl::Status late = (*lock)->PersistIfHeld("/late", "x");
+  EXPECT_FALSE(late.ok());
+  EXPECT_THAT(late.message(), HasSubstr("/late"));
+  EXPECT_TRUE((*lock)->Unlock().ok());
+  EXPECT_FALSE(repository_->Get("/late")->has_value());
+}
+
+}  // namespace
+}  // namespace registry::integration

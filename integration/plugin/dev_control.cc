@@ -1,0 +1,85 @@
+// integration/plugin/dev_control.cc
+#include "integration/plugin/dev_control.h"
+
+#include <curl/curl.h>
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+
+namespace registry::integration {
+namespace {
+
+constexpr char kListening[] = "consul-dev-server listening on ";
+
+size_t AppendBody(char* data, size_t size, size_t count, void* user_data) {
+  static_cast<std::string*>(user_data)->append(data, size * count);
+  return size * count;
+}
+
+}  // namespace
+
+absl::StatusOr<DevServerProcess> StartDevServer(const std::string& binary,
+                                                const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv = {binary, "--http-addr=127.0.0.1:0"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv);
+  if (!process.ok()) return process.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (std::optional<std::string> line = (*process)->ReadLine(deadline)) {
+    if (absl::StartsWith(*line, kListening)) {
+      return DevServerProcess{*std::move(process), line->substr(sizeof(kListening) - 1)};
+    }
+  }
+  return absl::InternalError(
+      absl::StrCat(binary, " printed no address; stderr: ", (*process)->err()));
+}
+
+absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
+                                   absl::Duration timeout) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
+  HttpReply reply;
+  const std::string verb(method);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, verb.c_str());
+  if (verb == "PUT") curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(absl::ToInt64Milliseconds(timeout)));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
+  const CURLcode code = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
+  curl_easy_cleanup(curl);
+  if (code != CURLE_OK) {
+    return absl::UnavailableError(absl::StrCat(verb, " ", url, ": ", curl_easy_strerror(code)));
+  }
+  return reply;
+}
+
+absl::Status DevControl(const std::string& address, absl::string_view path) {
+  const std::string url = absl::StrCat("http://", address, path);
+  absl::StatusOr<HttpReply> reply = HttpCall("PUT", url);
+  if (!reply.ok()) return reply.status();
+  if (reply->status != 200) {
+    return absl::InternalError(absl::StrCat("PUT ", url, ": ", reply->status, " ", reply->body));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key) {
+  const std::string url = absl::StrCat("http://", address, "/v1/kv/", consul_key);
+  absl::StatusOr<HttpReply> reply = HttpCall("GET", url);
+  if (!reply.ok()) return reply.status();
+  if (reply->status == 404) return std::string();
+  nlohmann::json entries = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  if (reply->status != 200 || !entries.is_array() || entries.empty() || !entries[0].is_object()) {
+    return absl::InternalError(absl::StrCat("GET ", url, ": ", reply->status, " ", reply->body));
+  }
+  return entries[0].value("Session", std::string());
+}
+
+}  // namespace registry::integration

@@ -1,0 +1,51 @@
+// integration/plugin/dev_control.h
+//
+// A consul-dev-server process for multi-process tests, and plain HTTP calls to it (libcurl): the
+// /v1/_dev/ fault controls (integration/devserver/README.md) and raw KV reads.
+//
+// Thread safety: every function may be called concurrently.
+#ifndef REGISTRY_INTEGRATION_PLUGIN_DEV_CONTROL_H_
+#define REGISTRY_INTEGRATION_PLUGIN_DEV_CONTROL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "integration/plugin/subprocess.h"
+
+namespace registry::integration {
+
+// A dev server started by StartDevServer: the process (killed when destroyed) and its address.
+struct DevServerProcess {
+  std::unique_ptr<Subprocess> process;
+  std::string address;  // "127.0.0.1:PORT"
+};
+
+// Starts `binary` on a free loopback port with `extra_args` and waits (at most 10 s) for the
+// line announcing its address. Errors: Internal naming the binary and its stderr.
+absl::StatusOr<DevServerProcess> StartDevServer(const std::string& binary,
+                                                const std::vector<std::string>& extra_args);
+
+struct HttpReply {
+  long status = 0;
+  std::string body;
+};
+
+// Sends `method` `url` with an empty body. Errors: Unavailable naming the URL when no answer
+// came within `timeout`.
+absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
+                                   absl::Duration timeout = absl::Seconds(5));
+
+// PUT http://<address><path> expecting 200. Errors: as HttpCall, or Internal with the reply.
+absl::Status DevControl(const std::string& address, absl::string_view path);
+
+// The session holding Consul key `consul_key` (e.g. "ns/lock/name/"), "" if the key is absent or
+// not held. Errors: as HttpCall, or Internal for an unexpected reply.
+absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key);
+
+}  // namespace registry::integration
+
+#endif  // REGISTRY_INTEGRATION_PLUGIN_DEV_CONTROL_H_

@@ -1,0 +1,229 @@
+// integration/plugin/registryctl_watch_lock_test.cc
+//
+// `registryctl watch` and `registryctl lock` as real processes against a real consul-dev-server
+// process (fault injection on, for a forced session expiry): JSON event lines written by other
+// processes' changes, exit codes, timeouts, signal forwarding and lock loss. Each test works in
+// its own namespace, so tests share one dev server.
+#include <signal.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/plugin/dev_control.h"
+#include "integration/plugin/subprocess.h"
+
+namespace registry::integration {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+const absl::Duration kWait = absl::Seconds(15);
+
+class RegistryctlWatchLockTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<DevServerProcess> server = StartDevServer(
+        REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = new DevServerProcess(*std::move(server));
+  }
+  static void TearDownTestSuite() {
+    delete server_;  // SIGKILL + reap
+    server_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    namespace_ =
+        absl::StrCat("surface_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // A 1 s session TTL and no lock-delay, so a lost lock is quickly free again.
+    config_ = absl::StrCat(::testing::TempDir(), "/", namespace_, ".yaml");
+    std::ofstream(config_) << "repository:\n  type: Consul\n  props:\n    namespace: " << namespace_
+                           << "\n    server-lists: " << server_->address
+                           << "\n    timeToLiveSeconds: 1\n    sessionLockDelayMilliseconds: 0\n"
+                              "    lockRetryMilliseconds: 50\n";
+  }
+
+  std::vector<std::string> Ctl(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {REGISTRYCTL_BIN, "--config=" + config_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  RunResult RunCtl(const std::vector<std::string>& args) const { return RunProcess(Ctl(args)); }
+
+  // Starts `registryctl watch` and waits until it reports the watch established.
+  std::unique_ptr<Subprocess> StartWatch(const std::vector<std::string>& args) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(Ctl(args));
+    EXPECT_TRUE(process.ok()) << process.status();
+    if (!process.ok()) return nullptr;
+    std::optional<std::string> line = (*process)->ReadErrLine(absl::Now() + kWait);
+    EXPECT_TRUE(line.has_value() && absl::StartsWith(*line, "registryctl: watching "))
+        << "stderr: " << (*process)->err();
+    return std::move(*process);
+  }
+
+  // Starts `registryctl lock NAME -- sh -c SCRIPT` and waits for the script's first line.
+  std::unique_ptr<Subprocess> StartHolder(const std::string& name, const std::string& script) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> process =
+        Subprocess::Start(Ctl({"lock", name, "--", "/bin/sh", "-c", script}));
+    EXPECT_TRUE(process.ok()) << process.status();
+    if (!process.ok()) return nullptr;
+    std::optional<std::string> line = (*process)->ReadLine(absl::Now() + kWait);
+    EXPECT_EQ(line, "holding") << "stderr: " << (*process)->err();
+    return std::move(*process);
+  }
+
+  static DevServerProcess* server_;
+  std::string namespace_;
+  std::string config_;
+};
+
+DevServerProcess* RegistryctlWatchLockTest::server_ = nullptr;
+
+TEST_F(RegistryctlWatchLockTest, WatchPrintsOneJsonLinePerChangeMadeByOtherProcesses) {
+  std::unique_ptr<Subprocess> watch = StartWatch({"watch", "/cfg"});
+  ASSERT_NE(watch, nullptr);
+  // Rapid writes to one key may be coalesced into one event: read each before the next write.
+  const absl::Time deadline = absl::Now() + kWait;
+  ASSERT_EQ(RunCtl({"put", "/cfg/a", "v1"}).exit_code, 0);
+  EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/cfg/a","value":"v1"})");
+  ASSERT_EQ(RunCtl({"update", "/cfg/a", "say \"hi\"\n"}).exit_code, 0);
+  EXPECT_EQ(watch->ReadLine(deadline),
+            R"({"type":"UPDATED","key":"/cfg/a","value":"say \"hi\"\n"})");
+  ASSERT_EQ(RunCtl({"put", "/cfgx", "sibling, not watched"}).exit_code, 0);
+  ASSERT_EQ(RunCtl({"rm", "/cfg"}).exit_code, 0);
+  EXPECT_EQ(watch->ReadLine(deadline),
+            R"({"type":"DELETED","key":"/cfg/a","value":"say \"hi\"\n"})");
+  watch->Signal(SIGTERM);
+  EXPECT_EQ(watch->Wait(absl::Now() + kWait), 0) << watch->err();
+  EXPECT_EQ(watch->ReadLine(absl::Now()), std::nullopt) << "nothing after the three events";
+}
+
+TEST_F(RegistryctlWatchLockTest, WatchInitialReportsExistingKeysFirstAndExitsZeroOnSigint) {
+  ASSERT_EQ(RunCtl({"put", "/nodes/n1", "up"}).exit_code, 0);
+  ASSERT_EQ(RunCtl({"put", "/nodes/n2", ""}).exit_code, 0);
+  std::unique_ptr<Subprocess> watch = StartWatch({"watch", "--initial", "/nodes"});
+  ASSERT_NE(watch, nullptr);
+  ASSERT_EQ(RunCtl({"put", "/nodes/n3", "new"}).exit_code, 0);
+  const absl::Time deadline = absl::Now() + kWait;
+  EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/nodes/n1","value":"up"})");
+  EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/nodes/n2","value":""})");
+  EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/nodes/n3","value":"new"})");
+  watch->Signal(SIGINT);
+  EXPECT_EQ(watch->Wait(absl::Now() + kWait), 0) << watch->err();
+}
+
+TEST_F(RegistryctlWatchLockTest, WatchOfAMalformedKeyExitsTwoNamingIt) {
+  RunResult watch = RunCtl({"watch", "no-slash"});
+  EXPECT_EQ(watch.exit_code, 2);
+  EXPECT_THAT(watch.err, HasSubstr("no-slash"));
+}
+
+TEST_F(RegistryctlWatchLockTest, LockRunsTheCommandAndExitsWithItsStatus) {
+  RunResult lock = RunCtl({"lock", "job", "--", "/bin/sh", "-c", "echo running; exit 7"});
+  EXPECT_EQ(lock.exit_code, 7) << lock.err;
+  EXPECT_EQ(lock.out, "running\n");
+  EXPECT_EQ(RunCtl({"lock", "job", "--timeout-ms", "0", "--", "true"}).exit_code, 0)
+      << "released after the command";
+}
+
+TEST_F(RegistryctlWatchLockTest, LockTimesOutWithExitOneWhileAnotherProcessHoldsIt) {
+  std::unique_ptr<Subprocess> holder = StartHolder("busy", "echo holding; exec sleep 60");
+  ASSERT_NE(holder, nullptr);
+  RunResult second = RunCtl({"lock", "busy", "--timeout-ms=300", "--", "echo", "never"});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_EQ(second.out, "");
+  EXPECT_THAT(second.err, AllOf(HasSubstr("busy"), HasSubstr("not acquired within 300ms")));
+  EXPECT_GE(second.elapsed, absl::Milliseconds(300));
+}
+
+TEST_F(RegistryctlWatchLockTest, SigtermWhileWaitingForTheLockExitsAtOnceWithoutRunningCmd) {
+  std::unique_ptr<Subprocess> holder = StartHolder("queue", "echo holding; exec sleep 60");
+  ASSERT_NE(holder, nullptr);
+  absl::StatusOr<std::unique_ptr<Subprocess>> waiter =
+      Subprocess::Start(Ctl({"lock", "queue", "--", "echo", "never"}));
+  ASSERT_TRUE(waiter.ok()) << waiter.status();
+  EXPECT_EQ((*waiter)->ReadErrLine(absl::Now() + kWait),
+            "registryctl: lock queue: waiting for the lock");
+  const absl::Time signalled = absl::Now();
+  (*waiter)->Signal(SIGTERM);
+  EXPECT_EQ((*waiter)->Wait(absl::Now() + kWait), 128 + SIGTERM);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(5)) << "no waiting out a blocking query";
+  EXPECT_EQ((*waiter)->out(), "");
+  EXPECT_THAT((*waiter)->err(), HasSubstr("interrupted by signal 15 while waiting"));
+}
+
+TEST_F(RegistryctlWatchLockTest, SigtermIsForwardedToTheCommandAndTheLockIsReleased) {
+  std::unique_ptr<Subprocess> holder = StartHolder("fwd", "echo holding; exec sleep 60");
+  ASSERT_NE(holder, nullptr);
+  holder->Signal(SIGTERM);
+  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 128 + SIGTERM) << holder->err();
+  RunResult next = RunCtl({"lock", "fwd", "--timeout-ms", "5000", "--", "true"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_LT(next.elapsed, absl::Seconds(5));
+}
+
+TEST_F(RegistryctlWatchLockTest, LostLockTerminatesTheCommandAndExitsThree) {
+  // The script reports SIGTERM before dying, so the test sees the command was told.
+  std::unique_ptr<Subprocess> holder =
+      StartHolder("lost",
+                  "trap 'echo terminated; exit 143' TERM; echo holding; "
+                  "while :; do sleep 0.05; done");
+  ASSERT_NE(holder, nullptr);
+  const std::string lock_key = absl::StrCat(namespace_, "/lock/lost/");
+  absl::StatusOr<std::string> session = KeySession(server_->address, lock_key);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_FALSE(session->empty()) << lock_key << " is not held";
+  ASSERT_TRUE(DevControl(server_->address, "/v1/_dev/session/expire/" + *session).ok());
+  EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
+  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
+  EXPECT_THAT(holder->err(),
+              AllOf(HasSubstr("lock lost"), HasSubstr("lost while the command ran")));
+  EXPECT_EQ(RunCtl({"lock", "lost", "--timeout-ms", "5000", "--", "true"}).exit_code, 0);
+}
+
+TEST_F(RegistryctlWatchLockTest, LockOfACommandThatDoesNotExistExits127) {
+  RunResult lock = RunCtl({"lock", "x", "--", "/nonexistent/command"});
+  EXPECT_EQ(lock.exit_code, 127);
+  EXPECT_THAT(lock.err, HasSubstr("/nonexistent/command"));
+  EXPECT_EQ(RunCtl({"lock", "x", "--timeout-ms", "0", "--", "true"}).exit_code, 0)
+      << "the lock was released";
+}
+
+TEST_F(RegistryctlWatchLockTest, LockUsageErrorsExitTwo) {
+  RunResult no_command = RunCtl({"lock", "x"});
+  EXPECT_EQ(no_command.exit_code, 2);
+  EXPECT_THAT(no_command.err, HasSubstr("CMD is missing"));
+  RunResult bad_timeout = RunCtl({"lock", "x", "--timeout-ms=-5", "--", "true"});
+  EXPECT_EQ(bad_timeout.exit_code, 2);
+  EXPECT_THAT(bad_timeout.err, HasSubstr("-5"));
+  RunResult wrong_command = RunCtl({"--timeout-ms=5", "get", "/k"});
+  EXPECT_EQ(wrong_command.exit_code, 2);
+  EXPECT_THAT(wrong_command.err, HasSubstr("only for 'lock'"));
+}
+
+TEST_F(RegistryctlWatchLockTest, ArgumentsOfTheCommandAreNotTakenAsRegistryctlFlags) {
+  RunResult lock =
+      RunCtl({"lock", "args", "--", "/bin/sh", "-c", "echo \"$0 $1\"", "--servers", "--help"});
+  EXPECT_EQ(lock.exit_code, 0) << lock.err;
+  EXPECT_EQ(lock.out, "--servers --help\n");
+}
+
+TEST_F(RegistryctlWatchLockTest, HelpDescribesWatchLockAndTheLockLostExitCode) {
+  RunResult help = RunProcess({REGISTRYCTL_BIN, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, AllOf(HasSubstr("watch KEY"), HasSubstr("--initial"),
+                              HasSubstr("lock NAME -- CMD ARGS..."), HasSubstr("--timeout-ms"),
+                              HasSubstr("3 the lock was lost")));
+}
+
+}  // namespace
+}  // namespace registry::integration

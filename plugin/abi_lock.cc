@@ -1,0 +1,172 @@
+// plugin/abi_lock.cc
+//
+// The 1.2 entries of the C table: named locks (get_lock ... delete_if_held) over the plugin's
+// LockService / LockBackend.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "plugin/abi_internal.h"
+
+namespace registry::plugin::internal {
+namespace {
+
+absl::Status CheckLock(const RegistryLock* lock) {
+  if (lock == nullptr || lock->backend == nullptr) return NullArgument("lock");
+  return absl::OkStatus();
+}
+
+// The repository's lock service, created on first use.
+absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char* name) {
+  absl::MutexLock lock(&repository.locks_mu);
+  if (repository.locks == nullptr) {
+    if (repository.descriptor->new_lock_service == nullptr) {
+      return absl::UnimplementedError(absl::StrCat("registry plugin '",
+                                                   repository.descriptor->repository_type,
+                                                   "' has no locks (lock '", name, "')"));
+    }
+    absl::StatusOr<std::unique_ptr<LockService>> created =
+        repository.descriptor->new_lock_service(*repository.impl);
+    if (!created.ok()) return created.status();
+    repository.locks = std::move(*created);
+  }
+  return repository.locks.get();
+}
+
+}  // namespace
+
+int GetLock(RegistryRepository* repository, const char* name, RegistryLock** out,
+            RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    *out = nullptr;
+    if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
+    if (name == nullptr) return NullArgument("name");
+    absl::StatusOr<LockService*> locks = LocksOf(*repository, name);
+    if (!locks.ok()) return locks.status();
+    absl::StatusOr<std::shared_ptr<LockBackend>> backend = (*locks)->GetLock(name);
+    if (!backend.ok()) return backend.status();
+    *out = new RegistryLock(std::move(*backend));
+    return absl::OkStatus();
+  });
+}
+
+void ReleaseLock(RegistryLock* lock) noexcept {
+  if (lock == nullptr) return;
+  Guarded(nullptr, [&]() -> absl::Status {
+    std::set<int> listeners;
+    {
+      absl::MutexLock hold(&lock->mu);
+      listeners.swap(lock->listeners);
+    }
+    for (int id : listeners) lock->backend->RemoveLostListener(id);
+    return absl::OkStatus();
+  });
+  Guarded(nullptr, [&]() -> absl::Status {
+    delete lock;
+    return absl::OkStatus();
+  });
+}
+
+int Lock(RegistryLock* lock, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    return lock->backend->Lock();
+  });
+}
+
+int TryLock(RegistryLock* lock, int64_t timeout_ms, bool* acquired, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    if (acquired == nullptr) return NullArgument("acquired");
+    *acquired = false;
+    absl::StatusOr<bool> got = lock->backend->TryLock(absl::Milliseconds(timeout_ms));
+    if (!got.ok()) return got.status();
+    *acquired = *got;
+    return absl::OkStatus();
+  });
+}
+
+int Unlock(RegistryLock* lock, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    return lock->backend->Unlock();
+  });
+}
+
+int LockIsHeld(RegistryLock* lock, bool* held, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    if (held == nullptr) return NullArgument("held");
+    *held = lock->backend->IsHeldByCurrentThread();
+    return absl::OkStatus();
+  });
+}
+
+int LockIsLost(RegistryLock* lock, bool* lost, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    if (lost == nullptr) return NullArgument("lost");
+    *lost = lock->backend->lost();
+    return absl::OkStatus();
+  });
+}
+
+int AddLockLostListener(RegistryLock* lock, RegistryLockLostCallback callback, void* user_data,
+                        int64_t* listener_id, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    if (callback == nullptr) return NullArgument("callback");
+    if (listener_id == nullptr) return NullArgument("listener_id");
+    const int id = lock->backend->AddLostListener(
+        [callback, user_data](const std::string& name, const absl::Status& reason) {
+          const std::string message(reason.message());
+          callback(name.c_str(), static_cast<int32_t>(reason.code()), message.c_str(), user_data);
+        });
+    absl::MutexLock hold(&lock->mu);
+    lock->listeners.insert(id);
+    *listener_id = id;
+    return absl::OkStatus();
+  });
+}
+
+int RemoveLockLostListener(RegistryLock* lock, int64_t listener_id, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    // Only ids this handle handed out: the backend's ids are shared by every handle.
+    if (listener_id < INT32_MIN || listener_id > INT32_MAX) return absl::OkStatus();
+    const int id = static_cast<int>(listener_id);
+    {
+      absl::MutexLock hold(&lock->mu);
+      if (lock->listeners.count(id) == 0) return absl::OkStatus();
+    }
+    // Not under lock->mu: this waits for a running call, which may use the handle. The id stays
+    // listed until then, so a concurrent removal of the same id waits in the backend too.
+    lock->backend->RemoveLostListener(id);
+    absl::MutexLock hold(&lock->mu);
+    lock->listeners.erase(id);
+    return absl::OkStatus();
+  });
+}
+
+int PersistIfHeld(RegistryLock* lock, const char* key, const char* value, size_t value_len,
+                  RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    if (key == nullptr) return NullArgument("key");
+    absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
+    if (!bytes.ok()) return bytes.status();
+    return lock->backend->PersistIfHeld(key, *bytes);
+  });
+}
+
+int DeleteIfHeld(RegistryLock* lock, const char* key, RegistryError* error) noexcept {
+  return Guarded(error, [&]() -> absl::Status {
+    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    if (key == nullptr) return NullArgument("key");
+    return lock->backend->DeleteIfHeld(key);
+  });
+}
+
+}  // namespace registry::plugin::internal

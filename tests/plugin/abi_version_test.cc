@@ -1,0 +1,123 @@
+// tests/plugin/abi_version_test.cc
+//
+// Minor-version compatibility of the C ABI: hosts built for 1.0 or 1.1 keep working with the
+// current plugin (and get nothing written past their table), and a current host loading a plugin
+// from before 1.1 negotiates down and never calls the entries that plugin lacks.
+#include <dlfcn.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "plugin/loader.h"
+#include "plugin/plugin_client.h"
+
+namespace registry::plugin {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+const std::string kPluginDir = REGISTRY_TEST_PLUGIN_DIR;
+
+// dlopen()s the memory plugin and returns its init function; closes it on destruction.
+class RawPlugin {
+ public:
+  RawPlugin() {
+    handle_ = dlopen((kPluginDir + "/libregistry_memory.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ != nullptr) {
+      init_ = reinterpret_cast<RegistryPluginInitFunc>(dlsym(handle_, REGISTRY_PLUGIN_INIT_SYMBOL));
+    }
+  }
+  ~RawPlugin() {
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+  RegistryPluginInitFunc init() const { return init_; }
+
+ private:
+  void* handle_ = nullptr;
+  RegistryPluginInitFunc init_ = nullptr;
+};
+
+TEST(AbiVersionTest, HostBuiltForOnePointZeroGetsExactlyTheOnePointZeroTable) {
+  RawPlugin plugin;
+  ASSERT_NE(plugin.init(), nullptr) << dlerror();
+  // The host's table is REGISTRY_PLUGIN_API_SIZE_1_0 bytes; what follows must stay untouched.
+  RegistryPluginApi api;
+  std::memset(&api, 0xAB, sizeof(api));
+  std::memset(&api, 0, REGISTRY_PLUGIN_API_SIZE_1_0);
+  api.struct_size = REGISTRY_PLUGIN_API_SIZE_1_0;
+  RegistryError error{};
+  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 0), &api, &error), REGISTRY_OK);
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 0));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_0);
+  EXPECT_NE(api.destroy, nullptr);
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, add_data_listener));
+  const unsigned char* rest = reinterpret_cast<const unsigned char*>(&api) + api.struct_size;
+  for (size_t i = 0; i < sizeof(api) - api.struct_size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
+}
+
+TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries) {
+  RawPlugin plugin;
+  ASSERT_NE(plugin.init(), nullptr) << dlerror();
+  RegistryPluginApi api{};
+  api.struct_size = sizeof(api);
+  RegistryError error{};
+  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 0), &api, &error), REGISTRY_OK);
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 0));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_0);
+  EXPECT_EQ(api.add_data_listener, nullptr);
+  EXPECT_EQ(api.get_lock, nullptr);
+}
+
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointTwo) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir});
+  ASSERT_TRUE(library.ok()) << library.status();
+  const RegistryPluginApi& api = (*library)->api();
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 2));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_2);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_2, sizeof(RegistryPluginApi));
+  EXPECT_NE(api.add_data_listener, nullptr);
+  EXPECT_NE(api.delete_if_held, nullptr);
+}
+
+TEST(AbiVersionTest, HostSpeakingOnePointOneGetsWatchesButNoLocks) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir}, REGISTRY_PLUGIN_ABI_VERSION(1, 1));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->abi_version(), REGISTRY_PLUGIN_ABI_VERSION(1, 1));
+  EXPECT_EQ((*library)->api().struct_size, REGISTRY_PLUGIN_API_SIZE_1_1);
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->SupportsWatches());
+  EXPECT_TRUE((*repository)->AddWatch("/k", [](const DataChangedEvent&) {}).ok());
+  absl::StatusOr<std::unique_ptr<PluginLock>> lock = (*repository)->GetLock("l");
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(lock.status().message(), AllOf(HasSubstr("ABI 1.1"), HasSubstr("locks need 1.2")));
+}
+
+TEST(AbiVersionTest, PluginFromBeforeOnePointOneNegotiatesDownAndItsMissingEntriesAreNotCalled) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library = LoadPluginForType("old", {kPluginDir});
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->abi_version(), REGISTRY_PLUGIN_ABI_VERSION(1, 0));
+  EXPECT_EQ((*library)->api().struct_size, REGISTRY_PLUGIN_API_SIZE_1_0);
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_FALSE((*repository)->SupportsWatches());
+  EXPECT_FALSE((*repository)->SupportsLocks());
+  absl::StatusOr<PluginWatch> watch = (*repository)->AddWatch("/k", [](const DataChangedEvent&) {});
+  ASSERT_FALSE(watch.ok());
+  EXPECT_EQ(watch.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(watch.status().message(),
+              AllOf(HasSubstr("libregistry_old.so"), HasSubstr("ABI 1.0"), HasSubstr("watches")));
+  EXPECT_EQ((*repository)->Watch("/k", [](const DataChangedEvent&) {}).code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ((*repository)->GetLock("l").status().code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace registry::plugin
