@@ -7,13 +7,6 @@
 #include <utility>
 
 namespace registry::watch {
-namespace {
-
-// The dispatcher whose worker is the current thread, and the slot whose listener it runs.
-thread_local const Dispatcher* tls_dispatcher = nullptr;
-thread_local const void* tls_slot = nullptr;
-
-}  // namespace
 
 Dispatcher::Dispatcher(DispatcherOptions options, std::function<void()> wake_supervisor)
     : options_([&options] {
@@ -95,7 +88,8 @@ void Dispatcher::Remove(uint64_t id) {
   slots_.erase(it);
   slot->removed.store(true, std::memory_order_release);
   slot->pending.clear();  // a queued slot stays in run_queue_; workers skip removed ones
-  if (tls_dispatcher == this && tls_slot == slot.get()) return;  // from its own listener
+  // From its own listener: the call in progress is the caller's own stack frame.
+  if (slot->running && slot->runner == std::this_thread::get_id()) return;
   while (slot->running) idle_cv_.Wait(&mu_);
 }
 
@@ -168,10 +162,7 @@ size_t Dispatcher::worker_count() const {
   return live;
 }
 
-bool Dispatcher::InListener() const { return tls_dispatcher == this && tls_slot != nullptr; }
-
 void Dispatcher::WorkerLoop(Worker* self) {
-  tls_dispatcher = this;
   absl::MutexLock lock(&mu_);
   const bool primary = !workers_.empty() && workers_.front().get() == self;
   while (!stopping_) {
@@ -192,6 +183,7 @@ void Dispatcher::WorkerLoop(Worker* self) {
     slot->queued = false;
     if (slot->removed.load(std::memory_order_acquire)) continue;
     slot->running = true;
+    slot->runner = std::this_thread::get_id();
     std::vector<DataChangedEvent> batch;
     const size_t take = std::min(slot->pending.size(), options_.batch_size);
     batch.reserve(take);
@@ -211,6 +203,7 @@ void Dispatcher::WorkerLoop(Worker* self) {
     mu_.Lock();
     self->busy_since = absl::InfiniteFuture();
     slot->running = false;
+    slot->runner = std::thread::id();
     idle_cv_.SignalAll();
     if (!slot->removed.load(std::memory_order_acquire) && !stopping_ && !slot->pending.empty()) {
       slot->queued = true;
@@ -218,11 +211,9 @@ void Dispatcher::WorkerLoop(Worker* self) {
     }
   }
   self->done = true;
-  tls_dispatcher = nullptr;
 }
 
 void Dispatcher::RunBatch(Slot* slot, std::vector<DataChangedEvent> batch) {
-  tls_slot = slot;
   for (const DataChangedEvent& event : batch) {
     if (slot->removed.load(std::memory_order_acquire)) break;
     try {
@@ -237,7 +228,6 @@ void Dispatcher::RunBatch(Slot* slot, std::vector<DataChangedEvent> batch) {
                    event.key.c_str());
     }
   }
-  tls_slot = nullptr;
 }
 
 }  // namespace registry::watch

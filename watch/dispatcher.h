@@ -87,16 +87,16 @@ class Dispatcher {
   // Number of live worker threads (for tests and benchmarks).
   size_t worker_count() const;
 
-  // True when the calling thread is running a listener of this dispatcher.
-  bool InListener() const;
-
  private:
   struct Slot {
     uint64_t id = 0;
     DataChangedListener listener;
     std::deque<DataChangedEvent> pending;
-    bool queued = false;               // in run_queue_ (guarded by mu_)
-    bool running = false;              // a worker is running its batch (guarded by mu_)
+    bool queued = false;   // in run_queue_ (guarded by mu_)
+    bool running = false;  // a worker is running its batch (guarded by mu_)
+    // That worker, while running (guarded by mu_). Kept here rather than in a thread_local so
+    // the plugin has no TLS of its own: in a dlopen'd library every thread_local is dynamic TLS.
+    std::thread::id runner;
     std::atomic<bool> removed{false};  // set under mu_; read by the running worker without it
   };
   struct Worker {
