@@ -5,31 +5,9 @@
 
 namespace registry::lock::testing {
 
-void LockTest::SetUp() {
-  devserver::ServerOptions options;
-  options.http_addr = "127.0.0.1:0";
-  options.session_ttl_min = absl::Seconds(1);
-  options.enable_fault_injection = true;
-  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
-      devserver::DevServer::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  server_ = *std::move(server);
-  consul::ClientOptions client;
-  client.servers = server_->address();
-  client.request_timeout = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
-  ASSERT_TRUE(raw.ok()) << raw.status();
-  raw_ = *std::move(raw);
-}
-
-void LockTest::TearDown() {
-  raw_.reset();
-  if (server_ != nullptr) server_->Stop();
-}
-
 ConsulRepositoryOptions LockTest::RepositoryOptions() {
   ConsulRepositoryOptions options;
-  options.client.servers = server_->address();
+  options.client.servers = address();
   options.client.request_timeout = absl::Seconds(5);
   options.namespace_name = "locks";
   options.session_ttl = absl::Seconds(1);
@@ -60,14 +38,11 @@ std::shared_ptr<DistributedLock> LockTest::GetLock(LockManager& manager, const s
 }
 
 std::string LockTest::HolderOf(const DistributedLock& lock) {
-  absl::StatusOr<consul::KvGetResult> result = raw_->KvGet(lock.consul_key());
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (!result.ok() || !result->entry.has_value()) return "";
-  return result->entry->session;
+  return KeySession(lock.consul_key()).value_or("");
 }
 
 uint64_t LockTest::Requests(const std::string& endpoint) {
-  const std::map<std::string, uint64_t> counts = server_->RequestCounts();
+  const std::map<std::string, uint64_t> counts = server().RequestCounts();
   auto it = counts.find(endpoint);
   return it == counts.end() ? 0 : it->second;
 }

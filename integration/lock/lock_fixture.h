@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
+#include "integration/testing/dev_server_test.h"
 #include "lock/lock_manager.h"
 #include "registry/consul/client.h"
 #include "registry/consul_repository.h"
@@ -24,15 +25,13 @@
 namespace registry::lock::testing {
 
 // Long enough for a loaded machine, short enough to fail fast.
-inline constexpr absl::Duration kPatience = absl::Seconds(10);
+using registry::testing::Eventually;
+using registry::testing::kPatience;
 // Lock-delay of every test repository's session.
 inline constexpr absl::Duration kLockDelay = absl::Milliseconds(600);
 
-class LockTest : public ::testing::Test {
+class LockTest : public registry::testing::DevServerTest {
  protected:
-  void SetUp() override;
-  void TearDown() override;
-
   // TTL 1 s, lock-delay kLockDelay, lock retry 50 ms, blocking wait 5 s, namespace "locks".
   ConsulRepositoryOptions RepositoryOptions();
   std::unique_ptr<Repository> NewRepository();
@@ -44,13 +43,6 @@ class LockTest : public ::testing::Test {
   std::string HolderOf(const DistributedLock& lock);
   // The request counters of `endpoint` ("kv.put", "kv.get", "txn", "session.create", ...).
   uint64_t Requests(const std::string& endpoint);
-
-  devserver::DevServer& server() { return *server_; }
-  consul::Client& raw() { return *raw_; }
-
- private:
-  std::unique_ptr<devserver::DevServer> server_;
-  std::unique_ptr<consul::Client> raw_;
 };
 
 // Records lost notifications; Await waits for the n-th with a deadline.

@@ -2,38 +2,15 @@
 #include "integration/repository/repository_fixture.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_join.h"
 
 namespace registry::testing {
 
-void RepositoryTest::SetUp() {
-  devserver::ServerOptions options;
-  options.http_addr = "127.0.0.1:0";
-  options.session_ttl_min = absl::Seconds(1);
-  options.enable_fault_injection = true;
-  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
-      devserver::DevServer::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  server_ = *std::move(server);
-  consul::ClientOptions client;
-  client.servers = server_->address();
-  client.request_timeout = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
-  ASSERT_TRUE(raw.ok()) << raw.status();
-  raw_ = *std::move(raw);
-}
-
-void RepositoryTest::TearDown() {
-  raw_.reset();
-  if (server_ != nullptr) server_->Stop();
-}
-
 ConsulRepositoryOptions RepositoryTest::Options(const std::string& name) {
   ConsulRepositoryOptions options;
-  options.client.servers = server_->address();
+  options.client.servers = address();
   options.client.request_timeout = absl::Seconds(5);
   options.namespace_name = name;
   options.session_ttl = absl::Seconds(1);
@@ -54,15 +31,13 @@ std::unique_ptr<Repository> RepositoryTest::NewRepository(const ConsulRepository
 }
 
 std::string RepositoryTest::HolderOf(const std::string& consul_key) {
-  absl::StatusOr<consul::KvGetResult> result = raw_->KvGet(consul_key);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (!result.ok()) return "";
-  EXPECT_TRUE(result->entry.has_value()) << consul_key << " is absent";
-  return result->entry.has_value() ? result->entry->session : "";
+  std::optional<std::string> session = KeySession(consul_key);
+  EXPECT_TRUE(session.has_value()) << consul_key << " is absent";
+  return session.value_or("");
 }
 
 std::vector<std::string> RepositoryTest::SessionIds() {
-  absl::StatusOr<consul::SessionListResult> result = raw_->ListSessions();
+  absl::StatusOr<consul::SessionListResult> result = raw().ListSessions();
   EXPECT_TRUE(result.ok()) << result.status();
   std::vector<std::string> ids;
   if (!result.ok()) return ids;
@@ -93,15 +68,6 @@ bool StateRecorder::AwaitSequence(const std::vector<ConnectionState>& expected,
 std::vector<ConnectionState> StateRecorder::states() {
   absl::MutexLock lock(&mu_);
   return states_;
-}
-
-bool Eventually(const std::function<bool()>& condition, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
 }
 
 std::string StatesToString(const std::vector<ConnectionState>& states) {

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
+#include "integration/testing/dev_server_test.h"
 #include "registry/consul/client.h"
 #include "registry/consul_repository.h"
 #include "registry/repository.h"
@@ -22,13 +23,8 @@
 namespace registry::testing {
 
 // Long enough for a loaded machine, short enough to fail fast.
-inline constexpr absl::Duration kPatience = absl::Seconds(10);
-
-class RepositoryTest : public ::testing::Test {
+class RepositoryTest : public DevServerTest {
  protected:
-  void SetUp() override;
-  void TearDown() override;
-
   // Options for a repository of namespace `name`: TTL 1 s, lock-delay 300 ms, retry 50 ms.
   ConsulRepositoryOptions Options(const std::string& name = "ns");
   std::unique_ptr<Repository> NewRepository(const std::string& name = "ns");
@@ -38,13 +34,6 @@ class RepositoryTest : public ::testing::Test {
   std::string HolderOf(const std::string& consul_key);
   // Ids of every session the server knows.
   std::vector<std::string> SessionIds();
-
-  devserver::DevServer& server() { return *server_; }
-  consul::Client& raw() { return *raw_; }
-
- private:
-  std::unique_ptr<devserver::DevServer> server_;
-  std::unique_ptr<consul::Client> raw_;
 };
 
 // Records connection states; Await* wait with a deadline instead of sleeping.
@@ -62,8 +51,6 @@ class StateRecorder {
 };
 
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
-bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
-
 std::string StatesToString(const std::vector<ConnectionState>& states);
 
 }  // namespace registry::testing

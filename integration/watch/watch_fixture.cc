@@ -90,28 +90,6 @@ std::string Describe(const KeyValues& view) {
   return absl::StrCat("{", absl::StrJoin(view, ", ", absl::PairFormatter("=")), "}");
 }
 
-void WatchTest::SetUp() {
-  devserver::ServerOptions options;
-  options.session_ttl_min = absl::Seconds(1);
-  options.enable_fault_injection = true;
-  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
-      devserver::DevServer::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  server_ = *std::move(server);
-  address_ = server_->address();
-  consul::ClientOptions client;
-  client.servers = address_;
-  client.request_timeout = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
-  ASSERT_TRUE(raw.ok()) << raw.status();
-  raw_ = *std::move(raw);
-}
-
-void WatchTest::TearDown() {
-  raw_.reset();
-  if (server_ != nullptr) server_->Stop();
-}
-
 WatchEngineOptions WatchTest::EngineOptions(absl::Duration block_wait) {
   WatchEngineOptions options;
   options.block_query_wait = block_wait;
@@ -126,7 +104,7 @@ WatchEngineOptions WatchTest::EngineOptions(absl::Duration block_wait) {
 
 std::unique_ptr<WatchEngine> WatchTest::NewEngine(const WatchEngineOptions& options) {
   consul::ClientOptions client;
-  client.servers = address_;
+  client.servers = address();
   client.request_timeout = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<WatchEngine>> engine = WatchEngine::Create(client, options);
   EXPECT_TRUE(engine.ok()) << engine.status();
@@ -135,8 +113,8 @@ std::unique_ptr<WatchEngine> WatchTest::NewEngine(const WatchEngineOptions& opti
 
 void WatchTest::Put(const std::string& consul_key, const std::string& value) {
   absl::Time deadline = absl::Now() + kPatience;
-  absl::StatusOr<bool> written = raw_->KvPut(consul_key, value);
-  while (!written.ok() && absl::Now() < deadline) written = raw_->KvPut(consul_key, value);
+  absl::StatusOr<bool> written = raw().KvPut(consul_key, value);
+  while (!written.ok() && absl::Now() < deadline) written = raw().KvPut(consul_key, value);
   ASSERT_TRUE(written.ok()) << "put " << consul_key << ": " << written.status();
 }
 
@@ -144,15 +122,15 @@ void WatchTest::Delete(const std::string& consul_key, bool recurse) {
   consul::KvDeleteOptions options;
   options.recurse = recurse;
   absl::Time deadline = absl::Now() + kPatience;
-  absl::StatusOr<bool> deleted = raw_->KvDelete(consul_key, options);
-  while (!deleted.ok() && absl::Now() < deadline) deleted = raw_->KvDelete(consul_key, options);
+  absl::StatusOr<bool> deleted = raw().KvDelete(consul_key, options);
+  while (!deleted.ok() && absl::Now() < deadline) deleted = raw().KvDelete(consul_key, options);
   ASSERT_TRUE(deleted.ok()) << "delete " << consul_key << ": " << deleted.status();
 }
 
 KeyValues WatchTest::ServerView(const std::string& consul_key) {
   absl::Time deadline = absl::Now() + kPatience;
-  absl::StatusOr<consul::KvListResult> listing = raw_->KvList(consul_key);
-  while (!listing.ok() && absl::Now() < deadline) listing = raw_->KvList(consul_key);
+  absl::StatusOr<consul::KvListResult> listing = raw().KvList(consul_key);
+  while (!listing.ok() && absl::Now() < deadline) listing = raw().KvList(consul_key);
   EXPECT_TRUE(listing.ok()) << listing.status();
   KeyValues view;
   if (!listing.ok()) return view;
@@ -164,28 +142,6 @@ KeyValues WatchTest::ServerView(const std::string& consul_key) {
     if (key.has_value()) view[*key] = entry.value;
   }
   return view;
-}
-
-void WatchTest::RestartServer() {
-  server_->Stop();
-  server_.reset();
-  devserver::ServerOptions options;
-  options.http_addr = address_;
-  options.session_ttl_min = absl::Seconds(1);
-  options.enable_fault_injection = true;
-  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
-      devserver::DevServer::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  server_ = *std::move(server);
-}
-
-bool Eventually(const std::function<bool()>& condition, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() >= deadline) return condition();
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
 }
 
 int ProcessThreadCount() {

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
+#include "integration/testing/dev_server_test.h"
 #include "registry/consul/client.h"
 #include "registry/events.h"
 #include "watch/watch_engine.h"
@@ -25,7 +26,8 @@
 namespace registry::watch::testing {
 
 // Long enough for a loaded machine, short enough to fail fast.
-inline constexpr absl::Duration kPatience = absl::Seconds(15);
+using registry::testing::Eventually;
+using registry::testing::kPatience;
 
 using KeyValues = std::map<std::string, std::string>;
 
@@ -58,11 +60,8 @@ std::string Describe(const DataChangedEvent& event);
 std::string Describe(const std::vector<DataChangedEvent>& events);
 std::string Describe(const KeyValues& view);
 
-class WatchTest : public ::testing::Test {
+class WatchTest : public registry::testing::DevServerTest {
  protected:
-  void SetUp() override;
-  void TearDown() override;
-
   // Engine options: the given block wait, 20 ms minimum back-off, namespace "ns" stripped.
   WatchEngineOptions EngineOptions(absl::Duration block_wait = absl::Seconds(10));
   std::unique_ptr<WatchEngine> NewEngine(const WatchEngineOptions& options);
@@ -74,24 +73,10 @@ class WatchTest : public ::testing::Test {
 
   // What the server holds under the watch of `consul_key`, as a listener should see it.
   KeyValues ServerView(const std::string& consul_key);
-
-  // Stops the dev server and starts an empty one on the same address.
-  void RestartServer();
-
-  devserver::DevServer& server() { return *server_; }
-  consul::Client& raw() { return *raw_; }
-  std::string address() const { return address_; }
-
- private:
-  std::unique_ptr<devserver::DevServer> server_;
-  std::unique_ptr<consul::Client> raw_;
-  std::string address_;
 };
 
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value. For
 // state with no notification (e.g. the dev server's connection count).
-bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
-
 // Threads of this process, from /proc/self/status.
 int ProcessThreadCount();
 
