@@ -13,10 +13,8 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,9 +28,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -114,34 +111,6 @@ class Connection {
   std::string pending_;
 };
 
-struct Server {
-  pid_t pid = -1;
-  int port = 0;
-};
-
-Server StartServer() {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::string binary = CONSUL_DEV_SERVER_PATH;
-  std::string addr = "--http-addr=127.0.0.1:0";
-  char* argv[] = {binary.data(), addr.data(), nullptr};
-  Server server;
-  if (posix_spawn(&server.pid, argv[0], &actions, nullptr, argv, environ) != 0) server.pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
-  const size_t colon = line.rfind(':');
-  if (colon != std::string::npos) (void)absl::SimpleAtoi(line.substr(colon + 1), &server.port);
-  return server;
-}
-
 long RssKiB(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -210,16 +179,20 @@ int main(int argc, char** argv) {
   files.rlim_cur = files.rlim_max;
   setrlimit(RLIMIT_NOFILE, &files);
 
-  Server server = StartServer();
-  if (server.port == 0) {
+  absl::StatusOr<registry::integration::DevServerProcess> server =
+      registry::integration::StartDevServer(CONSUL_DEV_SERVER_PATH, {});
+  int port = 0;
+  if (!server.ok() ||
+      !absl::SimpleAtoi(server->address.substr(server->address.rfind(':') + 1), &port)) {
     std::fprintf(stderr, "devserver_bench: could not start %s\n", CONSUL_DEV_SERVER_PATH);
     return 1;
   }
+  const pid_t server_pid = server->process->pid();
   nlohmann::ordered_json report;
-  Connection control(server.port);
+  Connection control(port);
 
   {  // Sequential PUT then GET on one kept-alive connection.
-    Connection connection(server.port);
+    Connection connection(port);
     const std::string value(100, 'v');
     absl::Time start = absl::Now();
     for (int i = 0; i < ops; ++i) {
@@ -236,16 +209,16 @@ int main(int argc, char** argv) {
   }
 
   {  // RSS with many parked blocking queries.
-    report["rss_mib_idle"] = RssKiB(server.pid) / 1024.0;
+    report["rss_mib_idle"] = RssKiB(server_pid) / 1024.0;
     control.Request("PUT", "/v1/kv/bench/parked", "x");
-    auto parked = Park(server.port, control, "bench/parked", parked_count);
+    auto parked = Park(port, control, "bench/parked", parked_count);
     report["parked_queries"] = parked.size();
-    report["rss_mib_parked"] = RssKiB(server.pid) / 1024.0;
+    report["rss_mib_parked"] = RssKiB(server_pid) / 1024.0;
   }  // closing the sockets releases them
 
   {  // PUT -> wake-up of many watchers of one key.
     control.Request("PUT", "/v1/kv/bench/hot", "0");
-    auto parked = Park(server.port, control, "bench/hot", watchers);
+    auto parked = Park(port, control, "bench/hot", watchers);
     std::vector<pollfd> polls;
     for (auto& connection : parked) polls.push_back({connection->fd(), POLLIN, 0});
     const absl::Time start = absl::Now();
@@ -277,10 +250,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  kill(server.pid, SIGTERM);
-  int status = 0;
-  waitpid(server.pid, &status, 0);
-  report["server_exit_code"] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  server->process->Signal(SIGTERM);
+  report["server_exit_code"] = server->process->Wait(absl::Now() + absl::Seconds(10)).value_or(-1);
   std::printf("%s\n", report.dump(2).c_str());
   return 0;
 }

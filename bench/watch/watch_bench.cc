@@ -6,9 +6,8 @@
 //  - background threads, process threads and RSS growth with 1, 100 and 10,000 watches, the
 //    write -> callback latency with that many watches parked, and Close() time.
 // Results are recorded in bench/README.md ("watch" section).
-#include <spawn.h>
+#include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,43 +26,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
 #include "registry/consul/client.h"
 #include "watch/watch_engine.h"
 
-extern char** environ;
-
 namespace registry::watch {
 namespace {
-
-struct Server {
-  pid_t pid = -1;
-  std::string address;
-};
-
-Server StartServer() {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::string binary = CONSUL_DEV_SERVER_PATH;
-  std::string addr = "--http_addr=127.0.0.1:0";
-  char* argv[] = {binary.data(), addr.data(), nullptr};
-  Server server;
-  if (posix_spawn(&server.pid, argv[0], &actions, nullptr, argv, environ) != 0) server.pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  close(out[0]);
-  // The first line names the bound address ("... 127.0.0.1:PORT").
-  const size_t space = line.rfind(' ');
-  server.address = space == std::string::npos ? line : line.substr(space + 1);
-  return server;
-}
 
 long StatusField(const char* field) {
   std::ifstream status("/proc/self/status");
@@ -244,13 +213,14 @@ nlohmann::ordered_json ScaleRun(consul::ClientOptions client_options, consul::Cl
 
 // `only`: "latency" or "scale" runs one part; empty runs both.
 int Main(const std::string& only) {
-  Server server = StartServer();
-  if (server.pid <= 0 || server.address.empty()) {
-    std::fprintf(stderr, "cannot start %s\n", CONSUL_DEV_SERVER_PATH);
+  absl::StatusOr<integration::DevServerProcess> server =
+      integration::StartDevServer(CONSUL_DEV_SERVER_PATH, {});
+  if (!server.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(server.status().message()).c_str());
     return 1;
   }
   consul::ClientOptions client_options;
-  client_options.servers = server.address;
+  client_options.servers = server->address;
   auto writer = consul::Client::Create(client_options);
   if (!writer.ok()) return 1;
   // Wait for the server to answer.
@@ -267,9 +237,8 @@ int Main(const std::string& only) {
     report["scale"] = scale;
   }
 
-  kill(server.pid, SIGTERM);
-  int status = 0;
-  waitpid(server.pid, &status, 0);
+  server->process->Signal(SIGTERM);
+  (void)server->process->Wait(absl::Now() + absl::Seconds(10));
   std::printf("%s\n", report.dump(2).c_str());
   return 0;
 }

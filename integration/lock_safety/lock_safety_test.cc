@@ -27,8 +27,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/lock_safety/section_log.h"
-#include "integration/plugin/dev_control.h"
-#include "integration/plugin/subprocess.h"
+#include "integration/testing/dev_control.h"
+#include "integration/testing/subprocess.h"
 
 namespace registry::integration {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/plugin/dev_control.h"
+#include "integration/testing/dev_control.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
 

@@ -22,7 +22,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/plugin/subprocess.h"
+#include "integration/testing/subprocess.h"
 
 namespace registry::integration {
 namespace {

@@ -16,8 +16,8 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/plugin/dev_control.h"
-#include "integration/plugin/subprocess.h"
+#include "integration/testing/dev_control.h"
+#include "integration/testing/subprocess.h"
 
 namespace registry::integration {
 namespace {

@@ -1,12 +1,12 @@
-// integration/plugin/subprocess.h
+// integration/testing/subprocess.h
 //
 // Child processes for multi-process tests: spawn a binary with its stdout and stderr on pipes,
 // read lines with deadlines, signal it, wait for it with a deadline. A Subprocess that is still
 // running when destroyed is killed (SIGKILL) and reaped, so a failing test leaves no orphans.
 //
 // Thread safety: a Subprocess is used by one thread at a time.
-#ifndef REGISTRY_INTEGRATION_PLUGIN_SUBPROCESS_H_
-#define REGISTRY_INTEGRATION_PLUGIN_SUBPROCESS_H_
+#ifndef INTEGRATION_TESTING_SUBPROCESS_H_
+#define INTEGRATION_TESTING_SUBPROCESS_H_
 
 #include <sys/types.h>
 
@@ -80,4 +80,4 @@ RunResult RunProcess(const std::vector<std::string>& argv,
 
 }  // namespace registry::integration
 
-#endif  // REGISTRY_INTEGRATION_PLUGIN_SUBPROCESS_H_
+#endif  // INTEGRATION_TESTING_SUBPROCESS_H_

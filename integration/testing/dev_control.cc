@@ -1,5 +1,5 @@
-// integration/plugin/dev_control.cc
-#include "integration/plugin/dev_control.h"
+// integration/testing/dev_control.cc
+#include "integration/testing/dev_control.h"
 
 #include <curl/curl.h>
 

@@ -1,11 +1,11 @@
-// integration/plugin/dev_control.h
+// integration/testing/dev_control.h
 //
 // A consul-dev-server process for multi-process tests, and plain HTTP calls to it (libcurl): the
 // /v1/_dev/ fault controls (integration/devserver/README.md) and raw KV reads.
 //
 // Thread safety: every function may be called concurrently.
-#ifndef REGISTRY_INTEGRATION_PLUGIN_DEV_CONTROL_H_
-#define REGISTRY_INTEGRATION_PLUGIN_DEV_CONTROL_H_
+#ifndef INTEGRATION_TESTING_DEV_CONTROL_H_
+#define INTEGRATION_TESTING_DEV_CONTROL_H_
 
 #include <memory>
 #include <string>
@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "integration/plugin/subprocess.h"
+#include "integration/testing/subprocess.h"
 
 namespace registry::integration {
 
@@ -48,4 +48,4 @@ absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_
 
 }  // namespace registry::integration
 
-#endif  // REGISTRY_INTEGRATION_PLUGIN_DEV_CONTROL_H_
+#endif  // INTEGRATION_TESTING_DEV_CONTROL_H_

@@ -1,5 +1,5 @@
-// integration/plugin/subprocess.cc
-#include "integration/plugin/subprocess.h"
+// integration/testing/subprocess.cc
+#include "integration/testing/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
