@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/dev_server_process_test.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
 
@@ -50,21 +51,11 @@ class Values {
   std::vector<std::string> seen_ ABSL_GUARDED_BY(mu_);
 };
 
-class ConsulSurfaceTest : public ::testing::Test {
+class ConsulSurfaceTest : public DevServerProcessTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<DevServerProcess> server = StartDevServer(
-        REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = new DevServerProcess(*std::move(server));
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_NE(server_, nullptr);
+    DevServerProcessTest::SetUp();
+    if (HasFatalFailure()) return;
     absl::StatusOr<std::shared_ptr<plugin::PluginLibrary>> library =
         plugin::LoadPluginFile(REGISTRY_CONSUL_PLUGIN);
     ASSERT_TRUE(library.ok()) << library.status();
@@ -78,7 +69,7 @@ class ConsulSurfaceTest : public ::testing::Test {
   std::unique_ptr<PluginRepository> NewRepository() {
     absl::StatusOr<std::unique_ptr<PluginRepository>> repository =
         library_->CreateFromProps({{"namespace", namespace_},
-                                   {"server-lists", server_->address},
+                                   {"server-lists", server_address()},
                                    {"timeToLiveSeconds", "1"},
                                    {"sessionLockDelayMilliseconds", "0"},
                                    {"blockQueryTimeMilliseconds", "2000"}});
@@ -86,13 +77,10 @@ class ConsulSurfaceTest : public ::testing::Test {
     return repository.ok() ? std::move(*repository) : nullptr;
   }
 
-  static DevServerProcess* server_;
   std::shared_ptr<plugin::PluginLibrary> library_;
   std::string namespace_;
   std::unique_ptr<PluginRepository> repository_;
 };
-
-DevServerProcess* ConsulSurfaceTest::server_ = nullptr;
 
 TEST_F(ConsulSurfaceTest, WatchesSharingAKeyAreRemovedIndependently) {
   Values first;
@@ -169,9 +157,9 @@ TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE((*lock)->Lock().ok());
   absl::StatusOr<std::string> session =
-      KeySession(server_->address, absl::StrCat(namespace_, "/lock/job/"));
+      KeySession(server_address(), absl::StrCat(namespace_, "/lock/job/"));
   ASSERT_TRUE(session.ok() && !session->empty()) << session.status();
-  ASSERT_TRUE(DevControl(server_->address, "/v1/_dev/session/expire/" + *session).ok());
+  ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/session/expire/" + *session).ok());
   ASSERT_TRUE(told.WaitForNotificationWithTimeout(kWait));
   EXPECT_TRUE((*lock)->IsLost().value_or(false));
   absl::Status late = (*lock)->PersistIfHeld("/late", "x");

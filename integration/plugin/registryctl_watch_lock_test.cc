@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/dev_server_process_test.h"
 #include "integration/testing/subprocess.h"
 
 namespace registry::integration {
@@ -27,27 +28,17 @@ using ::testing::HasSubstr;
 
 const absl::Duration kWait = absl::Seconds(15);
 
-class RegistryctlWatchLockTest : public ::testing::Test {
+class RegistryctlWatchLockTest : public DevServerProcessTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<DevServerProcess> server = StartDevServer(
-        REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = new DevServerProcess(*std::move(server));
-  }
-  static void TearDownTestSuite() {
-    delete server_;  // SIGKILL + reap
-    server_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_NE(server_, nullptr);
+    DevServerProcessTest::SetUp();
+    if (HasFatalFailure()) return;
     namespace_ =
         absl::StrCat("surface_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     // A 1 s session TTL and no lock-delay, so a lost lock is quickly free again.
     config_ = absl::StrCat(::testing::TempDir(), "/", namespace_, ".yaml");
     std::ofstream(config_) << "repository:\n  type: Consul\n  props:\n    namespace: " << namespace_
-                           << "\n    server-lists: " << server_->address
+                           << "\n    server-lists: " << server_address()
                            << "\n    timeToLiveSeconds: 1\n    sessionLockDelayMilliseconds: 0\n"
                               "    lockRetryMilliseconds: 50\n";
   }
@@ -81,12 +72,9 @@ class RegistryctlWatchLockTest : public ::testing::Test {
     return std::move(*process);
   }
 
-  static DevServerProcess* server_;
   std::string namespace_;
   std::string config_;
 };
-
-DevServerProcess* RegistryctlWatchLockTest::server_ = nullptr;
 
 TEST_F(RegistryctlWatchLockTest, WatchPrintsOneJsonLinePerChangeMadeByOtherProcesses) {
   std::unique_ptr<Subprocess> watch = StartWatch({"watch", "/cfg"});
@@ -179,10 +167,10 @@ TEST_F(RegistryctlWatchLockTest, LostLockTerminatesTheCommandAndExitsThree) {
                   "while :; do sleep 0.05; done");
   ASSERT_NE(holder, nullptr);
   const std::string lock_key = absl::StrCat(namespace_, "/lock/lost/");
-  absl::StatusOr<std::string> session = KeySession(server_->address, lock_key);
+  absl::StatusOr<std::string> session = KeySession(server_address(), lock_key);
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_FALSE(session->empty()) << lock_key << " is not held";
-  ASSERT_TRUE(DevControl(server_->address, "/v1/_dev/session/expire/" + *session).ok());
+  ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/session/expire/" + *session).ok());
   EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
   EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
   EXPECT_THAT(holder->err(),

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
+#include "tests/plugin/memory_plugin_test.h"
 
 namespace registry::plugin {
 namespace {
@@ -22,15 +23,11 @@ using ::testing::HasSubstr;
 
 const absl::Duration kWait = absl::Seconds(10);
 
-class PluginLockTest : public ::testing::Test {
+class PluginLockTest : public MemoryPluginTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
-        LoadPluginForType("memory", {REGISTRY_TEST_PLUGIN_DIR});
-    ASSERT_TRUE(library.ok()) << library.status();
-    absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
-    ASSERT_TRUE(repository.ok()) << repository.status();
-    repository_ = std::move(*repository);
+    MemoryPluginTest::SetUp();
+    if (HasFatalFailure()) return;
     lock_ = GetLock("schema/db");
   }
 
@@ -51,7 +48,6 @@ class PluginLockTest : public ::testing::Test {
     return result;
   }
 
-  std::unique_ptr<PluginRepository> repository_;
   std::unique_ptr<PluginLock> lock_;
 };
 

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugin/loader.h"
+#include "tests/plugin/memory_plugin_test.h"
 
 namespace registry::plugin {
 namespace {
@@ -22,22 +23,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-class PluginClientTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
-        LoadPluginForType("memory", {REGISTRY_TEST_PLUGIN_DIR});
-    ASSERT_TRUE(library.ok()) << library.status();
-    library_ = *library;
-    absl::StatusOr<std::unique_ptr<PluginRepository>> repository =
-        library_->CreateFromYaml("mode:\n  repository:\n    type: Memory\n");
-    ASSERT_TRUE(repository.ok()) << repository.status();
-    repository_ = std::move(*repository);
-  }
-
-  std::shared_ptr<PluginLibrary> library_;
-  std::unique_ptr<PluginRepository> repository_;
-};
+using PluginClientTest = MemoryPluginTest;
 
 TEST_F(PluginClientTest, AbsentKeyIsAnEmptyOptionalNotAnError) {
   absl::StatusOr<std::optional<std::string>> value = repository_->Get("/absent");

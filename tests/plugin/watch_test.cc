@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
+#include "tests/plugin/memory_plugin_test.h"
 
 namespace registry::plugin {
 namespace {
@@ -59,21 +60,7 @@ class EventLog {
   std::vector<DataChangedEvent> events_ ABSL_GUARDED_BY(mu_);
 };
 
-class PluginWatchTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
-        LoadPluginForType("memory", {REGISTRY_TEST_PLUGIN_DIR});
-    ASSERT_TRUE(library.ok()) << library.status();
-    library_ = *library;
-    absl::StatusOr<std::unique_ptr<PluginRepository>> repository = library_->CreateFromProps({});
-    ASSERT_TRUE(repository.ok()) << repository.status();
-    repository_ = std::move(*repository);
-  }
-
-  std::shared_ptr<PluginLibrary> library_;
-  std::unique_ptr<PluginRepository> repository_;
-};
+using PluginWatchTest = MemoryPluginTest;
 
 TEST_F(PluginWatchTest, WatchReportsAddedUpdatedAndDeletedInOrder) {
   EventLog log;
