@@ -138,7 +138,7 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
   absl::StatusOr<DevServerProcess> server =
       StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
   ASSERT_TRUE(server.ok()) << server.status();
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = ProcessTempDir();
   const std::string log = absl::StrCat(dir, "/lock_safety.log");
   const std::string config = absl::StrCat(dir, "/lock_safety.yaml");
   std::ofstream(log, std::ios::trunc).close();

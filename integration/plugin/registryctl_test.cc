@@ -75,7 +75,7 @@ class RegistryctlTest : public ::testing::Test {
 
   // Writes a registry YAML with a 1 s session TTL and returns its path.
   std::string WriteConfig(const std::string& ns) const {
-    const std::string path = absl::StrCat(::testing::TempDir(), "/", ns, ".yaml");
+    const std::string path = absl::StrCat(ProcessTempDir(), "/", ns, ".yaml");
     std::ofstream file(path);
     file << "mode:\n"
             "  type: Cluster\n"
@@ -324,7 +324,7 @@ TEST_F(RegistryctlTest, FlagsOverrideTheConfigFile) {
 }
 
 TEST_F(RegistryctlTest, ConfigForATypeWithoutAPluginExitsTwoNamingTheType) {
-  const std::string path = absl::StrCat(::testing::TempDir(), "/zk.yaml");
+  const std::string path = absl::StrCat(ProcessTempDir(), "/zk.yaml");
   std::ofstream(path) << "mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n"
                          "    props:\n      namespace: x\n      server-lists: 127.0.0.1:2181\n";
   RunResult get = RunProcess({REGISTRYCTL_BIN, "--config=" + path, "get", "/k"});

@@ -36,7 +36,7 @@ class RegistryctlWatchLockTest : public DevServerProcessTest {
     namespace_ =
         absl::StrCat("surface_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     // A 1 s session TTL and no lock-delay, so a lost lock is quickly free again.
-    config_ = absl::StrCat(::testing::TempDir(), "/", namespace_, ".yaml");
+    config_ = absl::StrCat(ProcessTempDir(), "/", namespace_, ".yaml");
     std::ofstream(config_) << "repository:\n  type: Consul\n  props:\n    namespace: " << namespace_
                            << "\n    server-lists: " << server_address()
                            << "\n    timeToLiveSeconds: 1\n    sessionLockDelayMilliseconds: 0\n"

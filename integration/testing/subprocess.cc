@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -141,6 +143,20 @@ std::optional<int> Subprocess::Wait(absl::Time deadline) {
   while ((out_fd_ >= 0 || err_fd_ >= 0) && Pump(absl::Now() + absl::Milliseconds(200))) {
   }
   return exit_code_;
+}
+
+const std::string& ProcessTempDir() {
+  static const std::string* const dir = [] {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern =
+        absl::StrCat(base != nullptr && *base != '\0' ? base : "/tmp", "/registry-test-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "mkdtemp %s: %s\n", pattern.c_str(), std::strerror(errno));
+      std::abort();
+    }
+    return new std::string(pattern);
+  }();
+  return *dir;
 }
 
 RunResult RunProcess(const std::vector<std::string>& argv, absl::Duration timeout) {

@@ -74,6 +74,11 @@ struct RunResult {
   absl::Duration elapsed;
 };
 
+// A directory of this process's own (created on first use under $TMPDIR or /tmp, left behind),
+// for files handed to child processes: a fixed name in a shared temp dir would be written by
+// every test run on the machine at once.
+const std::string& ProcessTempDir();
+
 // Runs `argv` to completion (at most `timeout`) and returns what it printed.
 RunResult RunProcess(const std::vector<std::string>& argv,
                      absl::Duration timeout = absl::Seconds(20));
