@@ -151,6 +151,46 @@ TEST_F(FailoverLiveTest, DroppedReusedConnectionNeverLeavesABlockedReadStuck) {
   }
 }
 
+// The server applies a write and dies before answering. libcurl resends a request whose reused
+// keep-alive connection closed without a reply byte: harmless for a plain write, but a resent
+// check-and-set or transaction would fail against its own first apply and report a conflict
+// for a write that succeeded. Those go on a new connection, so the loss is reported instead.
+TEST_F(FailoverLiveTest, LostReplyOfAPlainWriteIsResentOnItsReusedConnection) {
+  ASSERT_GT(Put("warm", "v"), 0u);  // leaves a kept-alive connection for the next request
+  const uint64_t puts = RequestCount(server(), "kv.put");
+  server().DropNextReplies(1);
+  ASSERT_OK_AND_ASSIGN(bool written, client().KvPut("k", "mine"));
+  EXPECT_TRUE(written);
+  EXPECT_EQ(RequestCount(server(), "kv.put"), puts + 2) << "applied, reply lost, resent";
+}
+
+TEST_F(FailoverLiveTest, LostReplyOfACheckAndSetIsUnavailableNeverAFalseConflict) {
+  ASSERT_GT(Put("warm", "v"), 0u);
+  const uint64_t puts = RequestCount(server(), "kv.put");
+  server().DropNextReplies(1);
+  absl::StatusOr<bool> created = client().KvPut("k", "mine", {.cas = 0});
+  ASSERT_FALSE(created.ok()) << "answered " << *created << " for a write that was applied";
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable) << created.status();
+  EXPECT_EQ(RequestCount(server(), "kv.put"), puts + 1) << "sent exactly once";
+  ASSERT_OK_AND_ASSIGN(KvGetResult get, client().KvGet("k"));
+  ASSERT_TRUE(get.entry.has_value());
+  EXPECT_EQ(get.entry->value, "mine");
+}
+
+TEST_F(FailoverLiveTest, LostReplyOfATransactionIsUnavailableNeverAFalseConflict) {
+  ASSERT_GT(Put("warm", "v"), 0u);
+  const uint64_t txns = RequestCount(server(), "txn");
+  server().DropNextReplies(1);
+  const TxnOp ops[] = {TxnOp::CheckNotExists("k"), TxnOp::Set("k", "mine")};
+  absl::StatusOr<TxnResult> result = client().Txn(ops);
+  ASSERT_FALSE(result.ok()) << "answered a transaction that was applied";
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+  EXPECT_EQ(RequestCount(server(), "txn"), txns + 1) << "sent exactly once";
+  ASSERT_OK_AND_ASSIGN(KvGetResult get, client().KvGet("k"));
+  ASSERT_TRUE(get.entry.has_value());
+  EXPECT_EQ(get.entry->value, "mine");
+}
+
 TEST_F(FailoverLiveTest, DroppedConnectionOnTheFirstServerFailsAReadOverToTheSecond) {
   std::unique_ptr<devserver::DevServer> second = StartServer(TestServerOptions());
   ASSERT_NE(second, nullptr);

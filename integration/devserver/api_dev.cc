@@ -41,9 +41,9 @@ HttpResponse Api::HandleDev(const HttpRequest& request) {
   const bool is_stats = control == "stats" || control == "stats/reset";
   if (!is_stats && !config_.enable_fault_injection) return NotFound();
   const bool known = is_stats || control == "fault/latency" || control == "fault/fail" ||
-                     control == "fault/drop" || control == "fault/drop-all" ||
-                     control == "fault/clear" || control == "fault/index-reset" ||
-                     absl::StartsWith(control, "session/expire/");
+                     control == "fault/drop" || control == "fault/drop-reply" ||
+                     control == "fault/drop-all" || control == "fault/clear" ||
+                     control == "fault/index-reset" || absl::StartsWith(control, "session/expire/");
   if (!known) return NotFound();
   const absl::string_view method = control == "stats" ? "GET" : "PUT";
   if (request.method != method) return MethodNotAllowed(request.method, {method});
@@ -92,6 +92,8 @@ HttpResponse Api::HandleDev(const HttpRequest& request) {
     faults_->SetLatency(absl::Milliseconds(value));
   } else if (control == "fault/fail") {
     faults_->FailNextRequests(static_cast<int>(value));
+  } else if (control == "fault/drop-reply") {
+    faults_->DropNextReplies(static_cast<int>(value));
   } else {
     faults_->DropNextConnections(static_cast<int>(value));
   }

@@ -123,6 +123,8 @@ void DevServer::FailNextRequests(int count) { faults_->FailNextRequests(count); 
 
 void DevServer::DropNextConnections(int count) { faults_->DropNextConnections(count); }
 
+void DevServer::DropNextReplies(int count) { faults_->DropNextReplies(count); }
+
 void DevServer::DropAllConnections() { http_->DropAllConnections(); }
 
 void DevServer::ClearFaults() { faults_->Clear(); }

@@ -75,9 +75,12 @@ class DevServer {
   void FailNextRequests(int count);
   // The next `count` API requests have their connection closed without a reply.
   void DropNextConnections(int count);
+  // The next `count` API requests are handled (writes applied), then their connection is closed
+  // without the reply: a server dying between applying a write and answering it.
+  void DropNextReplies(int count);
   // Closes every open connection now, without replies (blocked queries included).
   void DropAllConnections();
-  // Clears latency, pending failures and pending drops.
+  // Clears latency, pending failures, drops and reply drops.
   void ClearFaults();
   // Invalidates session `id` as if its TTL ran out now. NotFound if there is no such session.
   absl::Status ExpireSession(absl::string_view id);

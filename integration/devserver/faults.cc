@@ -38,11 +38,24 @@ bool FaultInjector::ConsumeDrop() {
   return true;
 }
 
+void FaultInjector::DropNextReplies(int count) {
+  absl::MutexLock lock(&mu_);
+  reply_drops_left_ = std::max(count, 0);
+}
+
+bool FaultInjector::ConsumeReplyDrop() {
+  absl::MutexLock lock(&mu_);
+  if (reply_drops_left_ == 0) return false;
+  --reply_drops_left_;
+  return true;
+}
+
 void FaultInjector::Clear() {
   absl::MutexLock lock(&mu_);
   latency_ = absl::ZeroDuration();
   failures_left_ = 0;
   drops_left_ = 0;
+  reply_drops_left_ = 0;
 }
 
 void RequestStats::Count(absl::string_view endpoint) {

@@ -35,7 +35,13 @@ class FaultInjector {
   // Consumes one pending drop; true if this request's connection must be dropped.
   bool ConsumeDrop();
 
-  // Clears latency and every pending failure and drop.
+  // The next `count` API requests are handled (a write is applied) and then their connection is
+  // closed instead of the reply: a server dying between applying a write and answering it.
+  void DropNextReplies(int count);
+  // Consumes one pending reply drop; true if this request's reply must be dropped.
+  bool ConsumeReplyDrop();
+
+  // Clears latency and every pending failure, drop and reply drop.
   void Clear();
 
  private:
@@ -43,6 +49,7 @@ class FaultInjector {
   absl::Duration latency_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   int failures_left_ ABSL_GUARDED_BY(mu_) = 0;
   int drops_left_ ABSL_GUARDED_BY(mu_) = 0;
+  int reply_drops_left_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class RequestStats {

@@ -195,6 +195,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.reset();
     keep_alive_ = message.keep_alive();
     request_ = HttpRequest{};
+    drop_reply_ = false;
     request_.method = std::string(message.method_string());
     auto target = ParseTarget(std::string(message.target()));
     if (!target.ok()) return SendPlain(400, target.status().message(), /*close=*/false);
@@ -208,6 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     FaultInjector* faults = server_->faults();
     if (Api::IsFaultablePath(request_.path)) {
       if (faults->ConsumeDrop()) return Close();
+      drop_reply_ = faults->ConsumeReplyDrop();
       const absl::Duration latency = faults->latency();
       if (latency > absl::ZeroDuration()) {
         const uint64_t generation = ++timer_generation_;
@@ -333,6 +335,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Send(HttpResponse response) {
     if (closed_) return;
+    if (drop_reply_) return Close();  // handled, but the client never hears of it
     auto message = std::make_shared<http::response<http::string_body>>();
     message->version(11);
     message->result(static_cast<unsigned>(response.status));
@@ -362,6 +365,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool keep_alive_ = true;
   bool closed_ = false;
   bool linger_ = false;
+  bool drop_reply_ = false;  // the current request was handled; close instead of replying
   std::unique_ptr<std::array<char, 4096>> scratch_;  // discarded input while lingering
   asio::steady_timer timer_;  // injected latency, then the blocking-query deadline
   uint64_t timer_generation_ = 0;

@@ -108,6 +108,8 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
   curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
   if (!options.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str());
+  // libcurl resends only on a reused connection (see HttpRequest::replay_safe).
+  if (!req.replay_safe) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
   switch (req.method) {
     case HttpMethod::kGet:
       curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);

@@ -190,6 +190,8 @@ absl::StatusOr<HttpRequest> BuildKvPutRequest(absl::string_view key, absl::strin
   if (options.cas.has_value()) request.params.emplace_back("cas", absl::StrCat(*options.cas));
   if (options.acquire.has_value()) request.params.emplace_back("acquire", *options.acquire);
   if (options.release.has_value()) request.params.emplace_back("release", *options.release);
+  // A repeated acquire by the same session succeeds again; a repeated check-and-set does not.
+  request.replay_safe = !options.cas.has_value();
   request.headers.emplace_back("Content-Type", "application/octet-stream");
   request.body = std::string(value);
   return request;
@@ -208,6 +210,7 @@ absl::StatusOr<HttpRequest> BuildKvDeleteRequest(absl::string_view key,
   HttpRequest request = KvRequest(HttpMethod::kDelete, key);
   if (options.recurse) request.params.emplace_back("recurse", "");
   if (options.cas.has_value()) request.params.emplace_back("cas", absl::StrCat(*options.cas));
+  request.replay_safe = !options.cas.has_value();
   return request;
 }
 

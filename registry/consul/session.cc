@@ -148,6 +148,7 @@ absl::StatusOr<HttpRequest> BuildSessionCreateRequest(const SessionCreateOptions
   HttpRequest request;
   request.method = HttpMethod::kPut;
   request.path = "/v1/session/create";
+  request.replay_safe = false;  // a second apply creates a second session
   request.headers.emplace_back("Content-Type", "application/json");
   // Replace invalid UTF-8 in names instead of throwing.
   request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

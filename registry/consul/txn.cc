@@ -204,6 +204,7 @@ absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
   HttpRequest request;
   request.method = HttpMethod::kPut;
   request.path = "/v1/txn";
+  request.replay_safe = false;  // its checks would fail on a second apply
   request.headers.emplace_back("Content-Type", "application/json");
   request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (request.body.size() > kMaxTxnBodyBytes) {

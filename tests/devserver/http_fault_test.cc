@@ -38,6 +38,17 @@ TEST_F(HttpFaultTest, DroppedConnectionGetsNoReplyAndTheNextRequestIsServed) {
   EXPECT_EQ(client_->Get("/v1/kv/k").status, 404);
 }
 
+TEST_F(HttpFaultTest, DroppedReplyAppliesTheWriteButClosesTheConnectionUnanswered) {
+  ASSERT_EQ(client_->Put("/v1/_dev/fault/drop-reply?count=1").status, 200);
+  // A fresh connection: libcurl would silently resend a request on a reused one.
+  TestResponse dropped = NewClient()->Put("/v1/kv/k?cas=0", "applied");
+  EXPECT_EQ(dropped.status, 0) << dropped.body;
+  TestResponse read = client_->Get("/v1/kv/k?raw");
+  EXPECT_EQ(read.status, 200);
+  EXPECT_EQ(read.body, "applied");
+  EXPECT_EQ(NewClient()->Put("/v1/kv/k?cas=0", "again").body, "false");  // answered again
+}
+
 TEST_F(HttpFaultTest, DropAllClosesParkedQueriesWithoutReplies) {
   auto pending = AsyncGet("/v1/kv/k?index=100&wait=10m");
   ASSERT_TRUE(WaitForParkedQueries(1));

@@ -107,6 +107,17 @@ TEST(KvRequestTest, PutAcquireAndReleaseCarryTheSession) {
   EXPECT_THAT(release->params, ElementsAre(Pair("flags", "1"), Pair("release", "sid")));
 }
 
+TEST(KvRequestTest, OnlyCheckAndSetWritesAreUnsafeToReplay) {
+  // A replayed check-and-set fails although the first apply succeeded; the others repeat safely.
+  EXPECT_FALSE(BuildKvPutRequest("a", "v", {.cas = 0})->replay_safe);
+  EXPECT_FALSE(BuildKvDeleteRequest("a", {.cas = 17})->replay_safe);
+  EXPECT_TRUE(BuildKvPutRequest("a", "v", {})->replay_safe);
+  EXPECT_TRUE(BuildKvPutRequest("a", "v", {.acquire = "sid"})->replay_safe);
+  EXPECT_TRUE(BuildKvPutRequest("a", "v", {.release = "sid"})->replay_safe);
+  EXPECT_TRUE(BuildKvDeleteRequest("a/", {.recurse = true})->replay_safe);
+  EXPECT_TRUE(BuildKvGetRequest("a", {})->replay_safe);
+}
+
 TEST(KvRequestTest, DeleteShapes) {
   absl::StatusOr<HttpRequest> plain = BuildKvDeleteRequest("a", {});
   ASSERT_TRUE(plain.ok());

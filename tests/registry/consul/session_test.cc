@@ -30,6 +30,7 @@ TEST(SessionRequestTest, CreateSendsNameBehaviorTtlLockDelayAndNoChecks) {
   EXPECT_EQ(Body(*request), nlohmann::json::parse(R"({
       "Name": "repo", "Behavior": "delete", "TTL": "15s", "LockDelay": "15s",
       "Checks": [], "NodeChecks": [], "ServiceChecks": []})"));
+  EXPECT_FALSE(request->replay_safe) << "a replayed create makes a second session";
 }
 
 TEST(SessionRequestTest, SubSecondDurationsAreSentInMilliseconds) {

@@ -48,6 +48,7 @@ TEST(TxnRequestTest, EveryVerbIsEncodedWithOnlyItsFields) {
     {"KV":{"Verb":"delete-tree","Key":"k/"}},
     {"KV":{"Verb":"delete-cas","Key":"k/dc","Index":11}}])");
   EXPECT_EQ(nlohmann::json::parse(request->body), expected);
+  EXPECT_FALSE(request->replay_safe) << "a replayed transaction fails its own checks";
 }
 
 TEST(TxnRequestTest, InvalidOpsAreRefusedNamingTheOp) {
