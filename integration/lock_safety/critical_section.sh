@@ -3,8 +3,9 @@
 #
 # One critical section of the lock-safety harness, run by `registryctl lock` while it holds the
 # lock: read the counter, sleep PAUSE_BEFORE seconds, write counter+1 -- deliberately not
-# atomic, so only the lock keeps increments from being lost -- then sleep PAUSE_AFTER seconds. Every step appends "<event> <CLOCK_REALTIME ns> <TAG>
-# [<value>]" to LOG (one short O_APPEND write each, so lines never interleave):
+# atomic, so only the lock keeps increments from being lost -- then sleep PAUSE_AFTER seconds.
+# Every step appends "<event> <CLOCK_REALTIME ns> <TAG> [<value>]" to LOG (one short O_APPEND
+# write each, so lines never interleave):
 #   start, read V, put V+1 (the write is about to be sent), wrote V+1 (it succeeded), end,
 #   term (SIGTERM arrived: registryctl says the lock was lost).
 # A get or put failing under injected faults is retried: writing the same absolute value again
@@ -17,7 +18,18 @@ tag=$4
 pause_before=$5
 pause_after=$6
 
-note() { echo "$1 $(date +%s%N) $tag${2:+ $2}" >>"$log"; }
+# registryctl signals CMD's whole process group when the lock is lost, so the `date` of a note
+# being written at that moment dies with no output: take the time again rather than log a line
+# without one (the retry runs after the signal, so its time is, if anything, late).
+note() {
+  now=
+  tries=0
+  while [ -z "$now" ] && [ "$tries" -lt 5 ]; do
+    now=$(date +%s%N)
+    tries=$((tries + 1))
+  done
+  echo "$1 $now $tag${2:+ $2}" >>"$log"
+}
 trap 'note term; exit 143' TERM
 
 # retry CMD...: runs CMD until it succeeds, at most 40 times, 50 ms apart.

@@ -195,7 +195,8 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
   std::ifstream in(log);
   std::stringstream text;
   text << in.rdbuf();
-  ASSERT_TRUE(ApplyLog(text.str(), &sections).ok()) << ApplyLog(text.str(), &sections);
+  const absl::Status log_status = ApplyLog(text.str(), &sections);
+  ASSERT_TRUE(log_status.ok()) << log_status;
   std::vector<Section> all;
   for (auto& [tag, s] : sections) all.push_back(s);
   RunResult final_read = ctl({"get", "/safety/counter"});

@@ -2,6 +2,7 @@
 #include "integration/testing/subprocess.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -25,6 +26,23 @@ int PollTimeoutMs(absl::Time deadline) {
   if (left <= absl::ZeroDuration()) return 0;
   // Round up so a sub-millisecond remainder still waits instead of spinning.
   return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1000));
+}
+
+int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) {
+  std::remove(path);
+  return 0;  // keep going: a file that cannot be removed leaves only itself behind
+}
+
+// The directory ProcessTempDir() made; removed at exit unless REGISTRY_KEEP_TEST_FILES is set.
+const std::string* temp_dir = nullptr;
+
+void RemoveTempDir() {
+  const char* keep = std::getenv("REGISTRY_KEEP_TEST_FILES");
+  if (keep != nullptr && *keep != '\0') {
+    std::fprintf(stderr, "test files kept in %s\n", temp_dir->c_str());
+    return;
+  }
+  nftw(temp_dir->c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 }  // namespace
@@ -154,7 +172,9 @@ const std::string& ProcessTempDir() {
       std::fprintf(stderr, "mkdtemp %s: %s\n", pattern.c_str(), std::strerror(errno));
       std::abort();
     }
-    return new std::string(pattern);
+    temp_dir = new std::string(pattern);
+    std::atexit(RemoveTempDir);
+    return temp_dir;
   }();
   return *dir;
 }

@@ -74,9 +74,10 @@ struct RunResult {
   absl::Duration elapsed;
 };
 
-// A directory of this process's own (created on first use under $TMPDIR or /tmp, left behind),
-// for files handed to child processes: a fixed name in a shared temp dir would be written by
-// every test run on the machine at once.
+// A directory of this process's own (created on first use under $TMPDIR or /tmp), for files
+// handed to child processes: a fixed name in a shared temp dir would be written by every test run
+// on the machine at once. Removed with its contents when the process exits normally; set
+// REGISTRY_KEEP_TEST_FILES=1 to keep it (its path is then printed on stderr).
 const std::string& ProcessTempDir();
 
 // Runs `argv` to completion (at most `timeout`) and returns what it printed.
