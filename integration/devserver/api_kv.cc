@@ -69,8 +69,9 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
       evaluation.index = std::max<uint64_t>(read.index, 1);
       evaluation.version = read.version;
       // No keys under a non-empty prefix is 404; the root answers [].
-      evaluation.response =
-          read.keys.empty() && !key.empty() ? EmptyStatus(404) : JsonResponse(200, Json(read.keys));
+      evaluation.response = read.keys.empty() && !key.empty()
+                                ? EmptyStatus(404)
+                                : RawJsonResponse(200, StringsJson(read.keys));
       SetQueryMeta(&evaluation.response, evaluation.index, consistency);
       return evaluation;
     });
@@ -80,16 +81,17 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
     return Read(options, WatchScope::Prefix(key), [this, key, consistency] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();
-      Store::ListRead read = store_->List(key);
-      evaluation.index = std::max<uint64_t>(read.index, 1);
-      evaluation.version = read.version;
-      if (read.entries.empty()) {
-        evaluation.response = EmptyStatus(404);
-      } else {
-        Json entries = Json::array();
-        for (const DirEntry& entry : read.entries) entries.push_back(DirEntryJson(entry));
-        evaluation.response = JsonResponse(200, entries);
-      }
+      // Serialized while listed: no copy of the entries (see Store::VisitList).
+      std::string body = "[";
+      const Store::ListSummary listed = store_->VisitList(key, [&body](const DirEntry& entry) {
+        if (body.size() > 1) body.push_back(',');
+        AppendDirEntryJson(entry, &body);
+      });
+      body.push_back(']');
+      evaluation.index = std::max<uint64_t>(listed.index, 1);
+      evaluation.version = listed.version;
+      evaluation.response =
+          listed.count == 0 ? EmptyStatus(404) : RawJsonResponse(200, std::move(body));
       SetQueryMeta(&evaluation.response, evaluation.index, consistency);
       return evaluation;
     });
@@ -113,7 +115,10 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
       evaluation.response.headers.emplace_back("X-Content-Type-Options", "nosniff");
       evaluation.response.headers.emplace_back("Content-Security-Policy", "sandbox");
     } else {
-      evaluation.response = JsonResponse(200, Json::array({DirEntryJson(*read.entry)}));
+      std::string body = "[";
+      AppendDirEntryJson(*read.entry, &body);
+      body.push_back(']');
+      evaluation.response = RawJsonResponse(200, std::move(body));
     }
     SetQueryMeta(&evaluation.response, evaluation.index, consistency);
     return evaluation;

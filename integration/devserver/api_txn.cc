@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "integration/devserver/api.h"
 #include "integration/devserver/api_util.h"
+#include "integration/devserver/go_compat.h"
 
 namespace registry::devserver {
 
@@ -36,27 +37,29 @@ HttpResponse Api::HandleTxn(const HttpRequest& request) {
   if (auto refused = BeforeStoreCall(request)) return *refused;
 
   TxnOutcome outcome = store_->Txn(*ops);
-  Json body;
+  // Written directly, like KV reads (AppendDirEntryJson): Go's field order, Go's strings.
+  std::string body = "{\"Results\":";
   if (outcome.errors.empty()) {
-    Json results = Json::array();
-    for (const DirEntry& entry : outcome.results)
-      results.push_back(Json{{"KV", DirEntryJson(entry)}});
-    body["Results"] = std::move(results);
-    body["Errors"] = nullptr;
-  } else {
-    Json errors = Json::array();
-    for (const TxnError& error : outcome.errors) {
-      errors.push_back(Json{{"OpIndex", error.op_index}, {"What", error.what}});
+    body.push_back('[');
+    for (size_t i = 0; i < outcome.results.size(); ++i) {
+      body.append(i == 0 ? "{\"KV\":" : ",{\"KV\":");
+      AppendDirEntryJson(outcome.results[i], &body);
+      body.push_back('}');
     }
-    body["Results"] = nullptr;
-    body["Errors"] = std::move(errors);
+    body.append("],\"Errors\":null");
+  } else {
+    body.append("null,\"Errors\":[");
+    for (size_t i = 0; i < outcome.errors.size(); ++i) {
+      absl::StrAppend(&body, i == 0 ? "" : ",", "{\"OpIndex\":", outcome.errors[i].op_index,
+                      ",\"What\":");
+      AppendGoJsonString(outcome.errors[i].what, &body);
+      body.push_back('}');
+    }
+    body.push_back(']');
   }
-  if (!writes) {
-    body["Index"] = 0;
-    body["LastContact"] = 0;
-    body["KnownLeader"] = true;
-  }
-  HttpResponse response = JsonResponse(outcome.errors.empty() ? 200 : 409, body);
+  if (!writes) body.append(",\"Index\":0,\"LastContact\":0,\"KnownLeader\":true");
+  body.push_back('}');
+  HttpResponse response = RawJsonResponse(outcome.errors.empty() ? 200 : 409, std::move(body));
   if (!writes) {
     response.headers.emplace_back("X-Consul-KnownLeader", "true");
     response.headers.emplace_back("X-Consul-LastContact", "0");

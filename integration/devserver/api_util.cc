@@ -1,6 +1,7 @@
 #include "integration/devserver/api_util.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,10 +26,14 @@ HttpResponse TextResponse(int status, absl::string_view text) {
 }
 
 HttpResponse JsonResponse(int status, const Json& body) {
+  return RawJsonResponse(status, body.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+HttpResponse RawJsonResponse(int status, std::string json) {
   HttpResponse response;
   response.status = status;
   response.content_type = "application/json";
-  response.body = body.dump();
+  response.body = std::move(json);
   return response;
 }
 

@@ -21,8 +21,12 @@ namespace registry::devserver {
 // `status` with a text/plain body (how Consul's Go handlers write errors).
 HttpResponse TextResponse(int status, absl::string_view text);
 
-// `status` with a JSON body.
+// `status` with a JSON body. Strings that are not valid UTF-8 are written with U+FFFD in place
+// of the bad bytes, as Go does, instead of failing the response.
 HttpResponse JsonResponse(int status, const Json& body);
+
+// `status` with `json`, already serialized, as the body.
+HttpResponse RawJsonResponse(int status, std::string json);
 
 // Adds X-Consul-Index (at least 1), X-Consul-KnownLeader: true, X-Consul-LastContact: 0 and
 // X-Consul-Effective-Consistency, as Consul's setMeta does for reads.

@@ -41,6 +41,34 @@ void AppendFraction(std::string* out, uint64_t value, int digits) {
   if (!fraction.empty()) absl::StrAppend(out, ".", fraction);
 }
 
+// The length of the valid UTF-8 sequence starting `text` (which is not empty), or 0 when its
+// first byte does not start one: Go's utf8.DecodeRuneInString rules (no overlong forms, no
+// surrogates, nothing above U+10FFFF).
+size_t Utf8SequenceLength(absl::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return length;
+}
+
 }  // namespace
 
 absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
@@ -217,6 +245,69 @@ std::string GoQuote(absl::string_view text) {
   }
   out += '"';
   return out;
+}
+
+void AppendGoJsonString(absl::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  size_t i = 0;
+  while (i < text.size()) {
+    // Copy the longest run that needs no escaping in one append.
+    size_t run = i;
+    while (run < text.size()) {
+      const unsigned char c = static_cast<unsigned char>(text[run]);
+      if (c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80) break;
+      ++run;
+    }
+    out->append(text.data() + i, run - i);
+    i = run;
+    if (i == text.size()) break;
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out->append("\\\"");
+          break;
+        case '\\':
+          out->append("\\\\");
+          break;
+        case '\b':
+          out->append("\\b");
+          break;
+        case '\f':
+          out->append("\\f");
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        default:  // other control bytes, and Go's HTML-safe <, >, &
+          out->append("\\u00");
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 0xF]);
+      }
+      ++i;
+      continue;
+    }
+    const size_t length = Utf8SequenceLength(text.substr(i));
+    if (length == 0) {
+      out->append("\\ufffd");
+      ++i;
+    } else if (text.substr(i, length) == "\xE2\x80\xA8" ||
+               text.substr(i, length) == "\xE2\x80\xA9") {
+      out->append(text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029");
+      i += length;
+    } else {
+      out->append(text.data() + i, length);
+      i += length;
+    }
+  }
+  out->push_back('"');
 }
 
 }  // namespace registry::devserver

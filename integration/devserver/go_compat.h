@@ -37,6 +37,13 @@ absl::StatusOr<uint64_t> ParseGoUint(absl::string_view text);
 // escaped and control bytes written as \n, \t, \r or \xNN.
 std::string GoQuote(absl::string_view text);
 
+// Appends `text` to `out` as a JSON string the way Go's json.Marshal writes it (and so Consul's
+// answers): `"` and `\` escaped; \b \f \n \r \t by name and other control bytes as \u00XX;
+// `<`, `>`, `&`, U+2028 and U+2029 as \u escapes (Go's HTML-safe default); every byte that is not
+// part of valid UTF-8 as \ufffd. Keys arrive from URL paths as arbitrary bytes, so this never
+// fails.
+void AppendGoJsonString(absl::string_view text, std::string* out);
+
 }  // namespace registry::devserver
 
 #endif  // INTEGRATION_DEVSERVER_GO_COMPAT_H_

@@ -140,15 +140,30 @@ absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
 
 }  // namespace
 
-Json DirEntryJson(const DirEntry& entry) {
-  Json out;
-  out["LockIndex"] = entry.lock_index;
-  out["Key"] = entry.key;
-  out["Flags"] = entry.flags;
-  out["Value"] = entry.value.empty() ? Json(nullptr) : Json(absl::Base64Escape(entry.value));
-  if (!entry.session.empty()) out["Session"] = entry.session;
-  out["CreateIndex"] = entry.create_index;
-  out["ModifyIndex"] = entry.modify_index;
+void AppendDirEntryJson(const DirEntry& entry, std::string* out) {
+  absl::StrAppend(out, "{\"LockIndex\":", entry.lock_index, ",\"Key\":");
+  AppendGoJsonString(entry.key, out);
+  absl::StrAppend(out, ",\"Flags\":", entry.flags, ",\"Value\":");
+  if (entry.value.empty()) {
+    out->append("null");
+  } else {
+    absl::StrAppend(out, "\"", absl::Base64Escape(entry.value), "\"");
+  }
+  if (!entry.session.empty()) {
+    out->append(",\"Session\":");
+    AppendGoJsonString(entry.session, out);
+  }
+  absl::StrAppend(out, ",\"CreateIndex\":", entry.create_index,
+                  ",\"ModifyIndex\":", entry.modify_index, "}");
+}
+
+std::string StringsJson(const std::vector<std::string>& strings) {
+  std::string out = "[";
+  for (const std::string& text : strings) {
+    if (out.size() > 1) out.push_back(',');
+    AppendGoJsonString(text, &out);
+  }
+  out.push_back(']');
   return out;
 }
 

@@ -26,9 +26,15 @@ inline constexpr size_t kMaxValueBytes = 512 * 1024;  // Consul's kv_max_value_s
 inline constexpr size_t kMaxTxnOps = 128;             // since Consul 1.14
 inline constexpr size_t kMaxTxnBytes = 512 * 1024;    // Consul's txn_max_req_len
 
-// {"LockIndex","Key","Flags","Value","Session"(only when held),"CreateIndex","ModifyIndex"};
-// Value is base64, or null when empty.
-Json DirEntryJson(const DirEntry& entry);
+// Appends `entry` as Consul's DirEntry object: {"LockIndex","Key","Flags","Value",
+// "Session"(only when held),"CreateIndex","ModifyIndex"}; Value is base64, or null when empty;
+// strings are written as Go writes them (AppendGoJsonString), so any key bytes are answerable.
+// Written directly rather than through Json: a listing of 10,000 keys is the body of every
+// wake-up of a watch on their prefix, and building it as a Json tree took ten times longer.
+void AppendDirEntryJson(const DirEntry& entry, std::string* out);
+
+// A JSON array of `strings` as Go writes them: the body of a ?keys read.
+std::string StringsJson(const std::vector<std::string>& strings);
 
 // Consul's Session object; LockDelay in nanoseconds.
 Json SessionJson(const SessionEntry& session);

@@ -30,13 +30,15 @@ Store::KeyRead Store::Get(absl::string_view key) const {
   return read;
 }
 
-Store::ListRead Store::ListLocked(absl::string_view prefix) const {
-  ListRead read;
-  read.version = version_;
+Store::ListSummary Store::VisitListLocked(absl::string_view prefix,
+                                          absl::FunctionRef<void(const DirEntry&)> visit) const {
+  ListSummary summary;
+  summary.version = version_;
   uint64_t prefix_index = 0;
   for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && absl::StartsWith(it->first, prefix);
        ++it) {
-    read.entries.push_back(it->second);
+    visit(it->second);
+    ++summary.count;
     prefix_index = std::max(prefix_index, it->second.modify_index);
   }
   // Consul's kvsListTxn: tombstones under a non-empty prefix count; an empty prefix uses the
@@ -49,36 +51,44 @@ Store::ListRead Store::ListLocked(absl::string_view prefix) const {
   } else {
     prefix_index = KvsTableIndexLocked();
   }
-  read.index = prefix_index != 0 ? prefix_index : KvsTableIndexLocked();
-  return read;
+  summary.index = prefix_index != 0 ? prefix_index : KvsTableIndexLocked();
+  return summary;
+}
+
+Store::ListSummary Store::VisitList(absl::string_view prefix,
+                                    absl::FunctionRef<void(const DirEntry&)> visit) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return VisitListLocked(prefix, visit);
 }
 
 Store::ListRead Store::List(absl::string_view prefix) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return ListLocked(prefix);
+  ListRead read;
+  const ListSummary summary =
+      VisitList(prefix, [&read](const DirEntry& entry) { read.entries.push_back(entry); });
+  read.index = summary.index;
+  read.version = summary.version;
+  return read;
 }
 
 Store::KeysRead Store::Keys(absl::string_view prefix, absl::string_view separator) const {
-  absl::ReaderMutexLock lock(&mu_);
-  ListRead list = ListLocked(prefix);
   KeysRead read;
-  read.index = list.index;
-  read.version = list.version;
   absl::flat_hash_set<std::string> seen;
-  for (const DirEntry& entry : list.entries) {
+  const ListSummary summary = VisitList(prefix, [&](const DirEntry& entry) {
     if (separator.empty()) {
       read.keys.push_back(entry.key);
-      continue;
+      return;
     }
     absl::string_view after = absl::string_view(entry.key).substr(prefix.size());
     size_t cut = after.find(separator);
     if (cut == absl::string_view::npos) {
       read.keys.push_back(entry.key);
-      continue;
+      return;
     }
     std::string folder = entry.key.substr(0, prefix.size() + cut + separator.size());
     if (seen.insert(folder).second) read.keys.push_back(std::move(folder));
-  }
+  });
+  read.index = summary.index;
+  read.version = summary.version;
   return read;
 }
 

@@ -29,6 +29,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -56,6 +57,11 @@ class Store {
   };
   struct ListRead {
     std::vector<DirEntry> entries;  // sorted by key
+    uint64_t index = 0;
+    uint64_t version = 0;
+  };
+  struct ListSummary {
+    size_t count = 0;  // entries visited
     uint64_t index = 0;
     uint64_t version = 0;
   };
@@ -88,6 +94,12 @@ class Store {
   // Returns every entry whose key starts with `prefix`. The index is the highest ModifyIndex
   // or tombstone index under a non-empty prefix, else the whole table's index.
   ListRead List(absl::string_view prefix) const;
+
+  // Like List, but hands each entry to `visit`, in key order, instead of copying it: a listing
+  // of 10,000 keys answers every wake-up of a watch on their prefix. `visit` runs under the
+  // store's reader lock, so it must not call the store.
+  ListSummary VisitList(absl::string_view prefix,
+                        absl::FunctionRef<void(const DirEntry&)> visit) const;
 
   // Like List, but only keys; with a non-empty `separator`, each key is cut after the first
   // separator following the prefix (the separator is kept) and duplicates are dropped.
@@ -239,7 +251,9 @@ class Store {
   void InvalidateSessionLocked(const std::string& id, Mutation* m)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool InvalidateAndCommit(absl::string_view id);
-  ListRead ListLocked(absl::string_view prefix) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  ListSummary VisitListLocked(absl::string_view prefix,
+                              absl::FunctionRef<void(const DirEntry&)> visit) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   uint64_t KvsTableIndexLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Records that Tick() is due at `deadline`; returns the listener to call (outside the
   // lock) if that is earlier than anything announced so far.

@@ -131,7 +131,8 @@ absl::StatusOr<Store::OpResult> Store::ExecuteLocked(const KvOp& op, Mutation* m
       return result;
 
     case KvVerb::kGetTree:
-      result.entries = ListLocked(op.key).entries;
+      VisitListLocked(op.key,
+                      [&result](const DirEntry& entry) { result.entries.push_back(entry); });
       return result;
 
     case KvVerb::kCheckIndex:

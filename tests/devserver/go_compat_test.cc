@@ -1,5 +1,6 @@
 #include "integration/devserver/go_compat.h"
 
+#include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 
 namespace registry::devserver {
@@ -69,6 +70,44 @@ TEST(GoCompatTest, GoQuoteEscapesLikePercentQ) {
   EXPECT_EQ(GoQuote("a/b"), "\"a/b\"");
   EXPECT_EQ(GoQuote("say \"hi\"\\\n"), "\"say \\\"hi\\\"\\\\\\n\"");
   EXPECT_EQ(GoQuote(std::string("\x01", 1)), "\"\\x01\"");
+}
+
+std::string GoJson(absl::string_view text) {
+  std::string out;
+  AppendGoJsonString(text, &out);
+  return out;
+}
+
+TEST(GoCompatTest, GoJsonStringEscapesLikeJsonMarshal) {
+  EXPECT_EQ(GoJson(""), "\"\"");
+  EXPECT_EQ(GoJson("a/b c~\x7f"), "\"a/b c~\x7f\"");  // DEL passes, as in Go
+  EXPECT_EQ(GoJson("q\"b\\"), "\"q\\\"b\\\\\"");
+  EXPECT_EQ(GoJson("\b\f\n\r\t"), "\"\\b\\f\\n\\r\\t\"");
+  EXPECT_EQ(GoJson(std::string("\0\x01\x1f", 3)), "\"\\u0000\\u0001\\u001f\"");
+  EXPECT_EQ(GoJson("<a&b>"), "\"\\u003ca\\u0026b\\u003e\"");
+  EXPECT_EQ(GoJson("\xE2\x80\xA8\xE2\x80\xA9"), "\"\\u2028\\u2029\"");
+}
+
+TEST(GoCompatTest, GoJsonStringKeepsValidUtf8AndReplacesEachInvalidByte) {
+  // 2-, 3- and 4-byte sequences, including the edges of each range.
+  const std::string valid =
+      "\xC2\x80\xDF\xBF\xE0\xA0\x80\xED\x9F\xBF\xEF\xBF\xBF\xF0\x90\x80\x80\xF4\x8F\xBF\xBF";
+  EXPECT_EQ(GoJson(valid), "\"" + valid + "\"");
+  const struct {
+    const char* bytes;
+    const char* want;
+  } cases[] = {
+      {"a\xFF"
+       "b",
+       "\"a\\ufffdb\""},                                         // never valid
+      {"\xC0\xAF", "\"\\ufffd\\ufffd\""},                        // overlong '/'
+      {"\xE0\x80\xAF", "\"\\ufffd\\ufffd\\ufffd\""},             // overlong 3-byte
+      {"\xED\xA0\x80", "\"\\ufffd\\ufffd\\ufffd\""},             // a surrogate
+      {"\xF4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},  // above U+10FFFF
+      {"\xE2\x82", "\"\\ufffd\\ufffd\""},                        // cut short
+      {"\xE2\x82z", "\"\\ufffd\\ufffdz\""},
+  };
+  for (const auto& c : cases) EXPECT_EQ(GoJson(c.bytes), c.want) << absl::CHexEscape(c.bytes);
 }
 
 }  // namespace

@@ -177,5 +177,30 @@ TEST_F(HttpKvTest, PercentEncodedKeysAreDecoded) {
   EXPECT_EQ(client_->Get("/v1/kv/a%20b/c").Json()[0]["Key"], "a b/c");
 }
 
+// A key is whatever bytes its URL path decodes to; like Consul (Go's encoding/json), every read
+// answers it with U+FFFD for the bytes that are not UTF-8 instead of failing the response.
+TEST_F(HttpKvTest, KeysThatAreNotUtf8AreAnsweredWithReplacementCharacters) {
+  ASSERT_EQ(client_->Put("/v1/kv/u/a%FFb", "v").status, 200);
+  ASSERT_EQ(client_->Put("/v1/kv/u/%3Cq%22%5C%3E", "w").status, 200);  // <q"\>
+  const std::string replaced =
+      "u/a\xEF\xBF\xBD"
+      "b";
+  TestResponse list = client_->Get("/v1/kv/u/?recurse");
+  ASSERT_EQ(list.status, 200) << list.error;
+  EXPECT_EQ(list.Json()[0]["Key"], "u/<q\"\\>");
+  EXPECT_EQ(list.Json()[1]["Key"], replaced);
+  EXPECT_NE(list.body.find("\\u003cq\\\"\\\\\\u003e"), std::string::npos) << list.body;
+  TestResponse one = client_->Get("/v1/kv/u/a%FFb");
+  ASSERT_EQ(one.status, 200) << one.error;
+  EXPECT_EQ(one.Json()[0]["Key"], replaced);
+  TestResponse keys = client_->Get("/v1/kv/u/?keys");
+  ASSERT_EQ(keys.status, 200) << keys.error;
+  EXPECT_EQ(keys.Json(), nlohmann::json::parse(R"(["u/<q\"\\>", "u/a\ufffdb"])"));
+  const std::string tree = R"([{"KV": {"Verb": "get-tree", "Key": "u/"}}])";
+  TestResponse txn = client_->Put("/v1/txn", tree);
+  ASSERT_EQ(txn.status, 200) << txn.error;
+  EXPECT_EQ(txn.Json()["Results"][1]["KV"]["Key"], replaced);
+}
+
 }  // namespace
 }  // namespace registry::devserver
