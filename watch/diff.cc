@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "watch/listing_parser.h"
 
 namespace registry::watch {
 namespace {
@@ -79,6 +81,97 @@ DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
     result.events.push_back(MakeEvent(DataChangedEvent::Type::kAdded, result.next.back()));
   }
   while (old_it != previous.end()) emit_deleted(*old_it++);
+  return result;
+}
+
+namespace {
+
+// What becomes of one key, in key order (phase one of DiffListingBody).
+struct Step {
+  enum class Kind : uint8_t { kKeep, kUpdate, kAdd, kDelete };
+  Kind kind;
+  size_t previous = 0;        // index into the previous snapshot (kKeep, kUpdate, kDelete)
+  size_t fresh = 0;           // index into the fresh entries (kUpdate, kAdd)
+  uint64_t modify_index = 0;  // the key's current index (kKeep)
+};
+
+}  // namespace
+
+std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view body,
+                                          const WatchScope& scope, const KeyMapper& mapper,
+                                          CompareBy compare) {
+  // Phase one reads the body and only looks at `previous`, so a body refused half-way leaves
+  // it as it was. Only changed and new keys are copied (into `fresh`).
+  const Snapshot& known = *previous;
+  std::vector<Step> steps;
+  steps.reserve(known.size() + 8);
+  std::vector<KnownEntry> fresh;
+  std::string value;     // the decoded value of the entry being read
+  std::string last_key;  // to check the order
+  bool first = true;
+  size_t old = 0;
+  const bool read = ForEachListingEntry(body, [&](const ListingEntryView& entry) {
+    if (!first && entry.key <= last_key) return false;
+    first = false;
+    last_key.assign(entry.key.data(), entry.key.size());
+    if (!absl::Base64Unescape(entry.value_base64, &value)) return false;
+    if (!scope.Contains(entry.key)) return true;
+    while (old < known.size() && known[old].consul_key < entry.key) {
+      steps.push_back({Step::Kind::kDelete, old++});
+    }
+    if (old < known.size() && known[old].consul_key == entry.key) {
+      const KnownEntry& was = known[old];
+      const bool changed =
+          (compare == CompareBy::kModifyIndex && was.modify_index != entry.modify_index) ||
+          was.flags != entry.flags || was.value != value;
+      if (changed) {
+        fresh.push_back(
+            KnownEntry{std::string(entry.key), "", value, entry.flags, entry.modify_index});
+        steps.push_back({Step::Kind::kUpdate, old, fresh.size() - 1});
+      } else {
+        steps.push_back({Step::Kind::kKeep, old, 0, entry.modify_index});
+      }
+      ++old;
+      return true;
+    }
+    std::optional<std::string> key =
+        mapper ? mapper(entry.key) : std::optional<std::string>(std::string(entry.key));
+    if (!key.has_value()) return true;
+    fresh.push_back(KnownEntry{std::string(entry.key), std::move(*key), value, entry.flags,
+                               entry.modify_index});
+    steps.push_back({Step::Kind::kAdd, 0, fresh.size() - 1});
+    return true;
+  });
+  if (!read) return std::nullopt;
+  while (old < known.size()) steps.push_back({Step::Kind::kDelete, old++});
+
+  // Phase two moves everything into place.
+  DiffResult result;
+  result.next.reserve(steps.size());
+  for (const Step& step : steps) {
+    switch (step.kind) {
+      case Step::Kind::kKeep: {
+        KnownEntry& kept = (*previous)[step.previous];
+        kept.modify_index = step.modify_index;  // so the next comparison is exact
+        result.next.push_back(std::move(kept));
+        break;
+      }
+      case Step::Kind::kUpdate:
+        fresh[step.fresh].key = std::move((*previous)[step.previous].key);
+        result.next.push_back(std::move(fresh[step.fresh]));
+        result.events.push_back(MakeEvent(DataChangedEvent::Type::kUpdated, result.next.back()));
+        break;
+      case Step::Kind::kAdd:
+        result.next.push_back(std::move(fresh[step.fresh]));
+        result.events.push_back(MakeEvent(DataChangedEvent::Type::kAdded, result.next.back()));
+        break;
+      case Step::Kind::kDelete:
+        result.events.push_back(
+            MakeEvent(DataChangedEvent::Type::kDeleted, (*previous)[step.previous]));
+        break;
+    }
+  }
+  previous->clear();
   return result;
 }
 

@@ -80,6 +80,16 @@ struct DiffResult {
 DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
                        const WatchScope& scope, const KeyMapper& mapper, CompareBy compare);
 
+// DiffListing straight from the body of a recursive listing, which is what every watch answer
+// is: entries the listener already has (most of a big listing) are compared in place and never
+// copied. Returns nullopt, with `*previous` untouched, when the body is not a listing
+// ForEachListingEntry reads, a value is not base64, or the keys are not in strictly ascending
+// byte order (Consul lists them sorted; anything else is left to the general parser and
+// DiffListing). On success `*previous` is consumed and the result equals DiffListing's.
+std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view body,
+                                          const WatchScope& scope, const KeyMapper& mapper,
+                                          CompareBy compare);
+
 // One kAdded per entry of `snapshot`, in order (the replay of the existing state).
 std::vector<DataChangedEvent> ReplayEvents(const Snapshot& snapshot);
 

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "registry/consul/kv.h"
 #include "registry/consul/query.h"
-#include "watch/listing_parser.h"
 
 namespace registry::watch::internal {
 namespace {
@@ -395,24 +394,22 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
     }
     return;
   }
-  std::vector<consul::DirEntry> entries;
-  std::optional<std::vector<consul::DirEntry>> fast =
-      response->status == 200 ? ParseListingBody(response->body) : std::nullopt;
-  if (fast.has_value()) {
-    entries = *std::move(fast);
-  } else {  // 404 (empty), or a body the fast parser does not take: the general parser decides
+  const bool reset = change == consul::IndexTracker::Change::kReset;
+  const CompareBy compare = reset ? CompareBy::kContent : CompareBy::kModifyIndex;
+  std::optional<DiffResult> diff = response->status == 200
+                                       ? DiffListingBody(&query->snapshot, response->body,
+                                                         query->scope, options_.key_mapper, compare)
+                                       : std::nullopt;
+  if (!diff.has_value()) {  // 404 (empty), or a body the fast path does not take
     absl::StatusOr<consul::KvListResult> listing = consul::ParseKvListResponse(request, *response);
     if (!listing.ok()) {
       Fail(query, listing.status(), request.server, now);
       return;
     }
-    entries = std::move(listing->entries);
+    diff = DiffListing(std::move(query->snapshot), std::move(listing->entries), query->scope,
+                       options_.key_mapper, compare);
   }
-  const bool reset = change == consul::IndexTracker::Change::kReset;
-  DiffResult diff =
-      DiffListing(std::move(query->snapshot), std::move(entries), query->scope, options_.key_mapper,
-                  reset ? CompareBy::kContent : CompareBy::kModifyIndex);
-  query->snapshot = std::move(diff.next);
+  query->snapshot = std::move(diff->next);
   if (reset) {
     query->tracker.Reset();
     query->tracker.Observe(meta->index);
@@ -423,7 +420,7 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
                  query->scope.consul_key().c_str(), query->failures);
     query->failures = 0;
   }
-  dispatcher_->Enqueue(query->id, std::move(diff.events));
+  dispatcher_->Enqueue(query->id, std::move(diff->events));
   if (reset && !resync && early) {
     BackOff(query, now, /*suspicious=*/true);
     return;

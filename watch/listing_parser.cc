@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 
@@ -39,62 +41,30 @@ class Scanner {
     return true;
   }
 
-  bool String(std::string* out) {
+  // Reads a string: `*out` views the body when the string has no escapes (the common case),
+  // else `*scratch`, which receives the decoded text.
+  bool String(absl::string_view* out, std::string* scratch) {
     if (!Consume('"')) return false;
-    out->clear();
+    const char* start = p_;
+    SkipPlain();
+    if (p_ < end_ && *p_ == '"') {
+      *out = absl::string_view(start, p_ - start);
+      ++p_;
+      return true;
+    }
+    scratch->assign(start, p_ - start);
     while (p_ < end_) {
-      const char* run = p_;
-      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) {
-        ++p_;
-      }
-      out->append(run, p_ - run);
-      if (p_ == end_ || static_cast<unsigned char>(*p_) < 0x20) return false;
+      if (static_cast<unsigned char>(*p_) < 0x20) return false;
       if (*p_ == '"') {
         ++p_;
+        *out = *scratch;
         return true;
       }
       ++p_;  // backslash
-      if (p_ == end_) return false;
-      const char escape = *p_++;
-      switch (escape) {
-        case '"':
-        case '\\':
-        case '/':
-          out->push_back(escape);
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          uint32_t code = 0;
-          if (!Hex4(&code)) return false;
-          if (code >= 0xD800 && code <= 0xDBFF) {  // high surrogate: a low one must follow
-            uint32_t low = 0;
-            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-            p_ += 2;
-            if (!Hex4(&low) || low < 0xDC00 || low > 0xDFFF) return false;
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-          } else if (code >= 0xDC00 && code <= 0xDFFF) {
-            return false;
-          }
-          AppendUtf8(code, out);
-          break;
-        }
-        default:
-          return false;
-      }
+      if (p_ == end_ || !Escape(scratch)) return false;
+      const char* run = p_;
+      SkipPlain();
+      scratch->append(run, p_ - run);
     }
     return false;
   }
@@ -121,8 +91,8 @@ class Scanner {
     if (p_ == end_) return false;
     switch (*p_) {
       case '"': {
-        std::string ignored;
-        return String(&ignored);
+        absl::string_view ignored;
+        return String(&ignored, &scratch_);
       }
       case '{':
       case '[': {
@@ -132,8 +102,8 @@ class Scanner {
         if (Consume(close)) return true;
         do {
           if (object) {
-            std::string ignored;
-            if (!String(&ignored) || !Consume(':')) return false;
+            absl::string_view ignored;
+            if (!String(&ignored, &scratch_) || !Consume(':')) return false;
           }
           if (!SkipValue(depth + 1)) return false;
         } while (Consume(','));
@@ -157,6 +127,71 @@ class Scanner {
   }
 
  private:
+  // Skips characters that need no decoding. Eight bytes per step while none of them is a
+  // quote, a backslash or a control character (the whole body goes through here).
+  void SkipPlain() {
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr uint64_t kHighs = 0x8080808080808080ULL;
+    // Nonzero iff some byte of `v` is below `n` (n <= 128), or is zero for n == 1.
+    const auto any_below = [](uint64_t v, uint64_t n) { return (v - kOnes * n) & ~v & kHighs; };
+    while (end_ - p_ >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p_, sizeof(word));
+      if (any_below(word ^ (kOnes * '"'), 1) | any_below(word ^ (kOnes * '\\'), 1) |
+          any_below(word, 0x20)) {
+        break;
+      }
+      p_ += 8;
+    }
+    while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) {
+      ++p_;
+    }
+  }
+
+  // Decodes the escape after a backslash into `out`.
+  bool Escape(std::string* out) {
+    const char escape = *p_++;
+    switch (escape) {
+      case '"':
+      case '\\':
+      case '/':
+        out->push_back(escape);
+        return true;
+      case 'b':
+        out->push_back('\b');
+        return true;
+      case 'f':
+        out->push_back('\f');
+        return true;
+      case 'n':
+        out->push_back('\n');
+        return true;
+      case 'r':
+        out->push_back('\r');
+        return true;
+      case 't':
+        out->push_back('\t');
+        return true;
+      case 'u': {
+        uint32_t code = 0;
+        if (!Hex4(&code)) return false;
+        if (code >= 0xD800 && code <= 0xDBFF) {  // high surrogate: a low one must follow
+          uint32_t low = 0;
+          if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+          p_ += 2;
+          if (!Hex4(&low) || low < 0xDC00 || low > 0xDFFF) return false;
+          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+        } else if (code >= 0xDC00 && code <= 0xDFFF) {
+          return false;
+        }
+        AppendUtf8(code, out);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
   bool Hex4(uint32_t* out) {
     if (end_ - p_ < 4) return false;
     uint32_t value = 0;
@@ -197,29 +232,35 @@ class Scanner {
 
   const char* p_;
   const char* end_;
+  std::string scratch_;  // for strings that are skipped
 };
 
-bool ParseEntry(Scanner& scan, consul::DirEntry* entry, std::string* scratch) {
+// Buffers for strings with escapes, one per field kept, reused from entry to entry.
+struct EntryScratch {
+  std::string name, key, value, session;
+};
+
+bool ParseEntry(Scanner& scan, ListingEntryView* entry, EntryScratch* scratch) {
   if (!scan.Consume('{')) return false;
+  *entry = ListingEntryView();
   bool has_key = false, has_create = false, has_modify = false;
   if (scan.Consume('}')) return false;
   do {
-    std::string& name = *scratch;
-    if (!scan.String(&name) || !scan.Consume(':')) return false;
+    absl::string_view name;
+    if (!scan.String(&name, &scratch->name) || !scan.Consume(':')) return false;
     if (name == "Key") {
-      if (!scan.String(&entry->key)) return false;
+      if (!scan.String(&entry->key, &scratch->key)) return false;
       has_key = true;
     } else if (name == "Value") {
       if (scan.ConsumeLiteral("null")) {
-        entry->value.clear();
-      } else {
-        std::string encoded;
-        if (!scan.String(&encoded) || !absl::Base64Unescape(encoded, &entry->value)) return false;
+        entry->value_base64 = {};
+      } else if (!scan.String(&entry->value_base64, &scratch->value)) {
+        return false;
       }
     } else if (name == "Flags") {
       if (!scan.Uint(&entry->flags)) return false;
     } else if (name == "Session") {
-      if (!scan.String(&entry->session)) return false;
+      if (!scan.String(&entry->session, &scratch->session)) return false;
     } else if (name == "LockIndex") {
       if (!scan.Uint(&entry->lock_index)) return false;
     } else if (name == "CreateIndex") {
@@ -237,20 +278,36 @@ bool ParseEntry(Scanner& scan, consul::DirEntry* entry, std::string* scratch) {
 
 }  // namespace
 
-std::optional<std::vector<consul::DirEntry>> ParseListingBody(absl::string_view body) {
+bool ForEachListingEntry(absl::string_view body,
+                         absl::FunctionRef<bool(const ListingEntryView&)> visit) {
   Scanner scan(body);
-  std::vector<consul::DirEntry> entries;
-  if (!scan.Consume('[')) return std::nullopt;
+  if (!scan.Consume('[')) return false;
   if (!scan.Consume(']')) {
-    std::string scratch;
+    EntryScratch scratch;
+    ListingEntryView entry;
     do {
-      consul::DirEntry entry;
-      if (!ParseEntry(scan, &entry, &scratch)) return std::nullopt;
-      entries.push_back(std::move(entry));
+      if (!ParseEntry(scan, &entry, &scratch) || !visit(entry)) return false;
     } while (scan.Consume(','));
-    if (!scan.Consume(']')) return std::nullopt;
+    if (!scan.Consume(']')) return false;
   }
-  if (!scan.AtEnd()) return std::nullopt;
+  return scan.AtEnd();
+}
+
+std::optional<std::vector<consul::DirEntry>> ParseListingBody(absl::string_view body) {
+  std::vector<consul::DirEntry> entries;
+  const bool read = ForEachListingEntry(body, [&entries](const ListingEntryView& view) {
+    consul::DirEntry entry;
+    if (!absl::Base64Unescape(view.value_base64, &entry.value)) return false;
+    entry.key = std::string(view.key);
+    entry.session = std::string(view.session);
+    entry.flags = view.flags;
+    entry.lock_index = view.lock_index;
+    entry.create_index = view.create_index;
+    entry.modify_index = view.modify_index;
+    entries.push_back(std::move(entry));
+    return true;
+  });
+  if (!read) return std::nullopt;
   return entries;
 }
 

@@ -12,16 +12,38 @@
 #ifndef WATCH_LISTING_PARSER_H_
 #define WATCH_LISTING_PARSER_H_
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "registry/consul/kv.h"
 
 namespace registry::watch {
 
-// The entries of `body` in order, or nullopt if it is not a well-formed array of DirEntry
-// objects with a string Key and numeric indexes.
+// One entry of a listing as read. The views point into the body, or (for a string with
+// escapes) into the reader's buffers, and are valid only during the visit.
+struct ListingEntryView {
+  absl::string_view key;
+  absl::string_view value_base64;  // empty for "Value": null, "" or no Value field
+  absl::string_view session;
+  uint64_t flags = 0;
+  uint64_t lock_index = 0;
+  uint64_t create_index = 0;
+  uint64_t modify_index = 0;
+};
+
+// Calls `visit` for each entry of `body`, in order, without copying anything: a watch compares
+// most entries of a big listing with what its listener already has and keeps none of them.
+// Returns true iff `body` is a well-formed array of DirEntry objects with a string Key and
+// numeric indexes and every visit returned true; on false, `visit` may have seen a prefix of
+// the entries. The base64 of values is not checked here.
+bool ForEachListingEntry(absl::string_view body,
+                         absl::FunctionRef<bool(const ListingEntryView&)> visit);
+
+// The entries of `body` in order (values decoded), or nullopt if ForEachListingEntry refuses
+// it or a value is not valid base64.
 std::optional<std::vector<consul::DirEntry>> ParseListingBody(absl::string_view body);
 
 }  // namespace registry::watch

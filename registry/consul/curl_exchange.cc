@@ -13,10 +13,8 @@
 namespace registry::consul {
 namespace {
 
-size_t OnBody(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
+// The most a body is pre-sized to from its Content-Length; beyond it the string just grows.
+constexpr curl_off_t kMaxBodyReserve = 64 << 20;
 
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   auto* headers = static_cast<HeaderList*>(user);
@@ -62,6 +60,23 @@ void EnsureCurlInitialized() {
 CurlExchange::CurlExchange(CURL* easy, HttpRequest request)
     : easy_(easy), request_(std::move(request)), url_(BuildUrl(request_)) {}
 
+size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
+  auto* exchange = static_cast<CurlExchange*>(user);
+  std::string& body = exchange->response_.body;
+  if (body.empty()) {
+    // A watch answer can be megabytes arriving in 16 KiB pieces: size the body once instead
+    // of copying it at every doubling.
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(exchange->easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) ==
+            CURLE_OK &&
+        length > 0 && length <= kMaxBodyReserve) {
+      body.reserve(static_cast<size_t>(length));
+    }
+  }
+  body.append(data, size * count);
+  return size * count;
+}
+
 CurlExchange::~CurlExchange() {
   // Detach everything that points into this object before it goes away.
   curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, nullptr);
@@ -100,7 +115,7 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, exchange->headers_);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, exchange->error_buffer_);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &exchange->response_.body);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, exchange.get());
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &exchange->response_.headers);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, ToMillis(options.connect_timeout));

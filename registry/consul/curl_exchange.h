@@ -63,6 +63,9 @@ class CurlExchange {
  private:
   CurlExchange(CURL* easy, HttpRequest request);
 
+  // CURLOPT_WRITEFUNCTION; `user` is the exchange.
+  static size_t OnBody(char* data, size_t size, size_t count, void* user);
+
   CURL* const easy_;
   const HttpRequest request_;  // owns the body and URL curl points into
   const std::string url_;
