@@ -20,7 +20,7 @@ DataChangedEvent MakeEvent(DataChangedEvent::Type type, const KnownEntry& entry)
 }
 
 bool Changed(const KnownEntry& known, const consul::DirEntry& now, CompareBy compare) {
-  if (compare == CompareBy::kModifyIndex && known.modify_index != now.modify_index) return true;
+  if (compare == CompareBy::kModifyIndex) return known.modify_index != now.modify_index;
   return known.flags != now.flags || known.value != now.value;
 }
 
@@ -114,16 +114,20 @@ std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view 
     if (!first && entry.key <= last_key) return false;
     first = false;
     last_key.assign(entry.key.data(), entry.key.size());
-    if (!absl::Base64Unescape(entry.value_base64, &value)) return false;
     if (!scope.Contains(entry.key)) return true;
     while (old < known.size() && known[old].consul_key < entry.key) {
       steps.push_back({Step::Kind::kDelete, old++});
     }
     if (old < known.size() && known[old].consul_key == entry.key) {
       const KnownEntry& was = known[old];
-      const bool changed =
-          (compare == CompareBy::kModifyIndex && was.modify_index != entry.modify_index) ||
-          was.flags != entry.flags || was.value != value;
+      // By index, an unchanged key (most of a big listing) needs no decoding at all.
+      bool changed = was.modify_index != entry.modify_index;
+      if (changed || compare == CompareBy::kContent) {
+        if (!absl::Base64Unescape(entry.value_base64, &value)) return false;
+      }
+      if (compare == CompareBy::kContent) {
+        changed = was.flags != entry.flags || was.value != value;
+      }
       if (changed) {
         fresh.push_back(
             KnownEntry{std::string(entry.key), "", value, entry.flags, entry.modify_index});
@@ -137,6 +141,7 @@ std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view 
     std::optional<std::string> key =
         mapper ? mapper(entry.key) : std::optional<std::string>(std::string(entry.key));
     if (!key.has_value()) return true;
+    if (!absl::Base64Unescape(entry.value_base64, &value)) return false;
     fresh.push_back(KnownEntry{std::string(entry.key), std::move(*key), value, entry.flags,
                                entry.modify_index});
     steps.push_back({Step::Kind::kAdd, 0, fresh.size() - 1});

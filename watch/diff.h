@@ -60,8 +60,10 @@ using Snapshot = std::vector<KnownEntry>;
 
 // How a present key is judged changed.
 enum class CompareBy {
-  // Normal operation: changed when its ModifyIndex, value or flags differ (every ModifyIndex
-  // change of a present key is an UPDATED).
+  // Normal operation: changed when its ModifyIndex differs. Consul bumps a key's ModifyIndex on
+  // every write that changes its value, flags or session, and on no other (a rewrite of identical
+  // content leaves it alone), so within one server history the index alone decides; every
+  // ModifyIndex change of a present key is an UPDATED.
   kModifyIndex,
   // After the store's index went backwards (or any re-list after an error) indexes are no longer
   // comparable: changed only when its value or flags differ.
@@ -82,10 +84,11 @@ DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
 
 // DiffListing straight from the body of a recursive listing, which is what every watch answer
 // is: entries the listener already has (most of a big listing) are compared in place and never
-// copied. Returns nullopt, with `*previous` untouched, when the body is not a listing
-// ForEachListingEntry reads, a value is not base64, or the keys are not in strictly ascending
-// byte order (Consul lists them sorted; anything else is left to the general parser and
-// DiffListing). On success `*previous` is consumed and the result equals DiffListing's.
+// copied (nor, compared by index, decoded). Returns nullopt, with `*previous` untouched, when the
+// body is not a listing ForEachListingEntry reads, a value it decodes is not base64, or the keys
+// are not in strictly ascending byte order (Consul lists them sorted; anything else is left to
+// the general parser and DiffListing). On success `*previous` is consumed and the result equals
+// DiffListing's.
 std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view body,
                                           const WatchScope& scope, const KeyMapper& mapper,
                                           CompareBy compare);
