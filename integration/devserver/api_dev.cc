@@ -93,7 +93,9 @@ HttpResponse Api::HandleDev(const HttpRequest& request) {
   } else if (control == "fault/fail") {
     faults_->FailNextRequests(static_cast<int>(value));
   } else if (control == "fault/drop-reply") {
-    faults_->DropNextReplies(static_cast<int>(value));
+    // Optional filters: only requests with this `method` whose path starts with `path` (e.g.
+    // method=PUT&path=/v1/kv/) lose their reply.
+    faults_->DropNextReplies(static_cast<int>(value), request.Get("path"), request.Get("method"));
   } else {
     faults_->DropNextConnections(static_cast<int>(value));
   }

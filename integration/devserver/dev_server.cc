@@ -123,7 +123,9 @@ void DevServer::FailNextRequests(int count) { faults_->FailNextRequests(count); 
 
 void DevServer::DropNextConnections(int count) { faults_->DropNextConnections(count); }
 
-void DevServer::DropNextReplies(int count) { faults_->DropNextReplies(count); }
+void DevServer::DropNextReplies(int count, std::string path_prefix, std::string method) {
+  faults_->DropNextReplies(count, std::move(path_prefix), std::move(method));
+}
 
 void DevServer::DropAllConnections() { http_->DropAllConnections(); }
 

@@ -75,9 +75,10 @@ class DevServer {
   void FailNextRequests(int count);
   // The next `count` API requests have their connection closed without a reply.
   void DropNextConnections(int count);
-  // The next `count` API requests are handled (writes applied), then their connection is closed
-  // without the reply: a server dying between applying a write and answering it.
-  void DropNextReplies(int count);
+  // The next `count` API requests with method `method` and a path starting with `path_prefix`
+  // ("" for any) are handled (writes applied), then their connection is closed without the
+  // reply: a server dying between applying a write and answering it.
+  void DropNextReplies(int count, std::string path_prefix = "", std::string method = "");
   // Closes every open connection now, without replies (blocked queries included).
   void DropAllConnections();
   // Clears latency, pending failures, drops and reply drops.

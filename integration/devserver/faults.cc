@@ -1,6 +1,9 @@
 #include "integration/devserver/faults.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
 
 namespace registry::devserver {
 
@@ -38,14 +41,19 @@ bool FaultInjector::ConsumeDrop() {
   return true;
 }
 
-void FaultInjector::DropNextReplies(int count) {
+void FaultInjector::DropNextReplies(int count, std::string path_prefix, std::string method) {
   absl::MutexLock lock(&mu_);
   reply_drops_left_ = std::max(count, 0);
+  reply_drop_prefix_ = std::move(path_prefix);
+  reply_drop_method_ = std::move(method);
 }
 
-bool FaultInjector::ConsumeReplyDrop() {
+bool FaultInjector::ConsumeReplyDrop(absl::string_view method, absl::string_view path) {
   absl::MutexLock lock(&mu_);
-  if (reply_drops_left_ == 0) return false;
+  if (reply_drops_left_ == 0 || !absl::StartsWith(path, reply_drop_prefix_) ||
+      (!reply_drop_method_.empty() && method != reply_drop_method_)) {
+    return false;
+  }
   --reply_drops_left_;
   return true;
 }
@@ -56,6 +64,8 @@ void FaultInjector::Clear() {
   failures_left_ = 0;
   drops_left_ = 0;
   reply_drops_left_ = 0;
+  reply_drop_prefix_.clear();
+  reply_drop_method_.clear();
 }
 
 void RequestStats::Count(absl::string_view endpoint) {

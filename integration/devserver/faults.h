@@ -35,11 +35,13 @@ class FaultInjector {
   // Consumes one pending drop; true if this request's connection must be dropped.
   bool ConsumeDrop();
 
-  // The next `count` API requests are handled (a write is applied) and then their connection is
-  // closed instead of the reply: a server dying between applying a write and answering it.
-  void DropNextReplies(int count);
-  // Consumes one pending reply drop; true if this request's reply must be dropped.
-  bool ConsumeReplyDrop();
+  // The next `count` API requests with method `method` ("" for any) and a path starting with
+  // `path_prefix` ("" for any) are handled (a write is applied) and then their connection is
+  // closed instead of the reply: a server dying between applying a write and answering it. The
+  // filter lets a test aim at one write while other requests (reads, renewals) go on.
+  void DropNextReplies(int count, std::string path_prefix = "", std::string method = "");
+  // Consumes one pending reply drop matching the request; true if its reply must be dropped.
+  bool ConsumeReplyDrop(absl::string_view method, absl::string_view path);
 
   // Clears latency and every pending failure, drop and reply drop.
   void Clear();
@@ -50,6 +52,8 @@ class FaultInjector {
   int failures_left_ ABSL_GUARDED_BY(mu_) = 0;
   int drops_left_ ABSL_GUARDED_BY(mu_) = 0;
   int reply_drops_left_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string reply_drop_prefix_ ABSL_GUARDED_BY(mu_);
+  std::string reply_drop_method_ ABSL_GUARDED_BY(mu_);
 };
 
 class RequestStats {

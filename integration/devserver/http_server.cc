@@ -209,7 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     FaultInjector* faults = server_->faults();
     if (Api::IsFaultablePath(request_.path)) {
       if (faults->ConsumeDrop()) return Close();
-      drop_reply_ = faults->ConsumeReplyDrop();
+      drop_reply_ = faults->ConsumeReplyDrop(request_.method, request_.path);
       const absl::Duration latency = faults->latency();
       if (latency > absl::ZeroDuration()) {
         const uint64_t generation = ++timer_generation_;

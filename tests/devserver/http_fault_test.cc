@@ -49,6 +49,17 @@ TEST_F(HttpFaultTest, DroppedReplyAppliesTheWriteButClosesTheConnectionUnanswere
   EXPECT_EQ(NewClient()->Put("/v1/kv/k?cas=0", "again").body, "false");  // answered again
 }
 
+TEST_F(HttpFaultTest, DroppedReplyWithAFilterSparesOtherRequests) {
+  ASSERT_EQ(client_->Put("/v1/_dev/fault/drop-reply?count=1&path=/v1/txn&method=PUT").status, 200);
+  EXPECT_EQ(NewClient()->Put("/v1/kv/k?cas=0", "kv").body, "true");  // not a txn: answered
+  EXPECT_EQ(NewClient()->Get("/v1/txn").status, 405);                // not a PUT: answered
+  TestResponse dropped =
+      NewClient()->Put("/v1/txn", R"([{"KV":{"Verb":"set","Key":"t","Value":"eA=="}}])");
+  EXPECT_EQ(dropped.status, 0) << dropped.body;
+  EXPECT_EQ(client_->Get("/v1/kv/t?raw").body, "x");              // applied all the same
+  EXPECT_EQ(NewClient()->Put("/v1/kv/k", "again").body, "true");  // the drop was used up
+}
+
 TEST_F(HttpFaultTest, DropAllClosesParkedQueriesWithoutReplies) {
   auto pending = AsyncGet("/v1/kv/k?index=100&wait=10m");
   ASSERT_TRUE(WaitForParkedQueries(1));
