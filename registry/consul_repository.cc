@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "registry/consul/client.h"
+#include "registry/consul/transport.h"
 #include "registry/consul/txn.h"
 #include "registry/instance_session.h"
 #include "registry/key_space.h"
@@ -28,6 +29,33 @@ absl::Status CasConflict(absl::string_view key) {
   return absl::AbortedError(absl::StrCat("key '", key, "' kept changing during ", kMaxCasAttempts,
                                          " compare-and-set attempts"));
 }
+
+// Writes whose outcome is unknown (consul::IsUnknownOutcome: the reply was lost, or a 5xx) in
+// one call: each is followed by a fresh read and a new attempt, up to a few, then the last one's
+// error is the caller's answer.
+class UnknownOutcomes {
+ public:
+  explicit UnknownOutcomes(const consul::Canceller& canceller) : canceller_(canceller) {}
+
+  // True if the write that failed with `status` is to be tried again; false for a definite
+  // failure (or too many unknown ones), which is then the answer.
+  bool Retry(const absl::Status& status) {
+    if (!consul::IsUnknownOutcome(status) || canceller_.IsCancelled() || count_ >= kMax) {
+      return false;
+    }
+    ++count_;
+    last_ = status;
+    return true;
+  }
+  // The last unknown outcome, or OK if there was none.
+  const absl::Status& last() const { return last_; }
+
+ private:
+  static constexpr int kMax = 3;
+  const consul::Canceller& canceller_;
+  int count_ = 0;
+  absl::Status last_;
+};
 
 // The InstanceSession of a ConsulRepository: its keeper, client, key space and options.
 class ConsulInstanceSession final : public InstanceSession {
@@ -120,7 +148,11 @@ class ConsulRepository final : public Repository {
     if (!root) ops.push_back(consul::TxnOp::Delete(consul_key));
     ops.push_back(consul::TxnOp::DeleteTree(space_.TreePrefix(key)));
     absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/true, [&] {
-      ASSIGN_OR_RETURN(consul::TxnResult result, client_->Txn(ops, &canceller_));
+      absl::StatusOr<consul::TxnResult> sent = client_->Txn(ops, &canceller_);
+      // Deleting is unconditional, so a delete whose outcome is unknown is simply sent again.
+      UnknownOutcomes unknown(canceller_);
+      while (!sent.ok() && unknown.Retry(sent.status())) sent = client_->Txn(ops, &canceller_);
+      ASSIGN_OR_RETURN(consul::TxnResult result, std::move(sent));
       if (!result.committed) {
         return absl::InternalError(
             absl::StrCat("delete transaction rolled back: ",
@@ -239,8 +271,11 @@ class ConsulRepository final : public Repository {
 
   // Makes `consul_key` = `value`, persistent: a plain PUT would keep a holder session, so a
   // held key is deleted and set again in one txn. Every write is conditional on the state read.
+  // A write whose outcome is unknown (its reply lost) is simply made again from a fresh read:
+  // the goal is a state, and writing an identical value changes nothing in Consul.
   absl::Status PersistRpc(absl::string_view key, const std::string& consul_key,
                           absl::string_view value) {
+    UnknownOutcomes unknown(canceller_);
     for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
       ASSIGN_OR_RETURN(consul::KvGetResult current, client_->KvGet(consul_key, {}, &canceller_));
       bool written;
@@ -250,30 +285,38 @@ class ConsulRepository final : public Repository {
             consul::TxnOp::Delete(consul_key),
             consul::TxnOp::Set(consul_key, std::string(value)),
         };
-        ASSIGN_OR_RETURN(consul::TxnResult result, client_->Txn(ops, &canceller_));
-        written = result.committed;
+        absl::StatusOr<consul::TxnResult> result = client_->Txn(ops, &canceller_);
+        if (!result.ok() && !unknown.Retry(result.status())) return result.status();
+        written = result.ok() && result->committed;
       } else {
         consul::KvPutOptions put;
         put.cas = current.entry.has_value() ? current.entry->modify_index : 0;
-        ASSIGN_OR_RETURN(written, client_->KvPut(consul_key, value, put, &canceller_));
+        absl::StatusOr<bool> put_result = client_->KvPut(consul_key, value, put, &canceller_);
+        if (!put_result.ok() && !unknown.Retry(put_result.status())) {
+          return put_result.status();
+        }
+        written = put_result.ok() && *put_result;
       }
       if (written) return absl::OkStatus();
     }
-    return CasConflict(key);
+    return unknown.last().ok() ? CasConflict(key) : unknown.last();
   }
 
   // Overwrites an existing `consul_key`, keeping its holder (a CAS PUT keeps the session).
+  // As PersistRpc, a write whose outcome is unknown is made again from a fresh read.
   absl::Status UpdateRpc(absl::string_view key, const std::string& consul_key,
                          absl::string_view value) {
+    UnknownOutcomes unknown(canceller_);
     for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
       ASSIGN_OR_RETURN(consul::KvGetResult current, client_->KvGet(consul_key, {}, &canceller_));
       if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");
       consul::KvPutOptions put;
       put.cas = current.entry->modify_index;
-      ASSIGN_OR_RETURN(bool written, client_->KvPut(consul_key, value, put, &canceller_));
-      if (written) return absl::OkStatus();
+      absl::StatusOr<bool> written = client_->KvPut(consul_key, value, put, &canceller_);
+      if (!written.ok() && !unknown.Retry(written.status())) return written.status();
+      if (written.ok() && *written) return absl::OkStatus();
     }
-    return CasConflict(key);
+    return unknown.last().ok() ? CasConflict(key) : unknown.last();
   }
 
   const ConsulRepositoryOptions options_;

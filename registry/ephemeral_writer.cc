@@ -69,6 +69,18 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
   return BindOutcome::kChanged;
 }
 
+absl::StatusOr<BindOutcome> ResolveUnknownOutcome(consul::Client& client,
+                                                  absl::string_view consul_key,
+                                                  absl::string_view value,
+                                                  absl::string_view session, bool held_before,
+                                                  consul::Canceller* canceller) {
+  ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(consul_key, {}, canceller));
+  const bool bound = current.entry.has_value() && current.entry->session == session &&
+                     current.entry->value == value;
+  if (!bound) return BindOutcome::kChanged;
+  return held_before ? BindOutcome::kExists : BindOutcome::kBound;
+}
+
 absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindRequest& request,
                                         consul::Canceller* canceller) {
   const std::string& key = request.consul_key;

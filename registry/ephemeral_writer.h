@@ -55,6 +55,18 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
                                                    absl::string_view session,
                                                    consul::Canceller* canceller);
 
+// After an attempt at binding `consul_key` = `value` to `session` failed with an unknown
+// outcome (consul::IsUnknownOutcome), reads the key to learn what became of it: kBound if the key
+// now holds `value` bound to `session`, kChanged if not (the attempt was not applied, or the key
+// changed since: attempt again). With `held_before` (the key already held `value` bound to
+// `session` before an exclusive attempt, which therefore cannot have created it) a bound key is
+// kExists. Errors are the read's.
+absl::StatusOr<BindOutcome> ResolveUnknownOutcome(consul::Client& client,
+                                                  absl::string_view consul_key,
+                                                  absl::string_view value,
+                                                  absl::string_view session, bool held_before,
+                                                  consul::Canceller* canceller);
+
 }  // namespace registry
 
 #endif  // REGISTRY_EPHEMERAL_WRITER_H_

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "registry/consul/transport.h"
 #include "registry/session_keeper.h"
 #include "registry/status_macros.h"
 
@@ -34,10 +35,14 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
     BindOutcome outcome;
     {
       absl::WriterMutexLock write_lock(&write_mu_);
+      bool held_before = false;  // already bound to this session with this value
       {
         absl::MutexLock lock(&mu_);
         if (stopping_) return ClosedError();
         if (session_id_ != session) continue;  // replaced meanwhile: use the new one
+        auto it = ephemeral_.find(std::string(consul_key));
+        held_before = it != ephemeral_.end() && it->second.bound_session == session &&
+                      it->second.value == value;
       }
       absl::StatusOr<BindOutcome> attempt =
           exclusive
@@ -46,6 +51,14 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
                     client_,
                     BindRequest{std::string(consul_key), std::string(value), session, false, {}},
                     &canceller_);
+      if (!attempt.ok() && !stopped() && consul::IsUnknownOutcome(attempt.status())) {
+        // The txn is never resent (a resend would fail against its own first apply), so a lost
+        // reply leaves its outcome unknown: learn it from the key instead of failing a write
+        // that may have landed (and would then be bound but not remembered).
+        absl::StatusOr<BindOutcome> resolved = ResolveUnknownOutcome(
+            client_, consul_key, value, session, exclusive && held_before, &canceller_);
+        if (resolved.ok()) attempt = resolved;
+      }
       if (!attempt.ok()) return stopped() ? ClosedError() : attempt.status();
       outcome = *attempt;
       if (outcome == BindOutcome::kBound) {

@@ -211,6 +211,34 @@ TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKe
   }
 }
 
+TEST_F(RepositoryEphemeralTest, LostReplyOfAnEphemeralWriteIsLearnedFromTheKeyAndRemembered) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  const uint64_t txns = server().RequestCounts()["txn"];
+  server().DropNextReplies(1, "/v1/txn", "PUT");  // the bind is applied, its reply lost
+  absl::Status written = repository->PersistEphemeral("/online/a", "a");
+  ASSERT_TRUE(written.ok()) << written;
+  EXPECT_EQ(server().RequestCounts()["txn"], txns + 1) << "applied once, never sent again";
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+  // Remembered like any bound key: it comes back once the session is lost.
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("a")));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+}
+
+TEST_F(RepositoryEphemeralTest, LostReplyOfAnExclusiveCreateStillAnswersWhetherItCreatedTheKey) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  server().DropNextReplies(1, "/v1/txn", "PUT");  // the create is applied, its reply lost
+  EXPECT_EQ(Outcome(repository->PersistExclusiveEphemeral("/leader", "me")), "true");
+  EXPECT_EQ(HolderOf("ns/leader"), SessionOf(*repository));
+  // Refused because the key exists, reply lost: still "exists", though the key holds our value.
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  EXPECT_EQ(Outcome(repository->PersistExclusiveEphemeral("/leader", "me")), "false");
+}
+
 TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASessionLoss) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();

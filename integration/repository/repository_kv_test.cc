@@ -176,6 +176,26 @@ TEST_F(RepositoryKvTest, DeleteOfTheRootEmptiesOnlyThisNamespace) {
   EXPECT_THAT(raw().KvGetRaw("ns")->value, Optional(std::string("outside")));
 }
 
+// Each write below is applied by the server, which then closes the connection instead of
+// answering: the repository must learn the outcome, not report a conflict or an error.
+TEST_F(RepositoryKvTest, WritesWhoseReplyIsLostStillSucceed) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
+  ASSERT_EQ(repository->Persist("/a", "v1"), absl::OkStatus());  // check-and-set create
+  server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
+  ASSERT_EQ(repository->Persist("/a", "v2"), absl::OkStatus());  // check-and-set overwrite
+  server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
+  ASSERT_EQ(repository->Update("/a", "v3"), absl::OkStatus());
+  EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v3")));
+  ASSERT_TRUE(repository->PersistEphemeral("/held", "e").ok());
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  ASSERT_EQ(repository->Persist("/held", "p"), absl::OkStatus());  // txn: unbind and set
+  EXPECT_EQ(HolderOf("ns/held"), "");
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  ASSERT_EQ(repository->Delete("/a"), absl::OkStatus());  // txn: the key and its tree
+  EXPECT_EQ(*repository->Get("/a"), std::nullopt);
+}
+
 TEST_F(RepositoryKvTest, NamespacesNeverSeeEachOthersKeys) {
   std::unique_ptr<Repository> ns = NewRepository("ns");
   std::unique_ptr<Repository> ns2 = NewRepository("ns2");

@@ -19,4 +19,8 @@ bool IsConnectionError(const absl::Status& status) {
   return absl::IsUnavailable(status) && status.GetPayload(kNotSentPayload).has_value();
 }
 
+bool IsUnknownOutcome(const absl::Status& status) {
+  return absl::IsUnavailable(status) && !IsConnectionError(status);
+}
+
 }  // namespace registry::consul

@@ -42,6 +42,12 @@ absl::Status ConnectionError(absl::string_view message);
 // True for statuses made by ConnectionError().
 bool IsConnectionError(const absl::Status& status);
 
+// True when a write that failed with `status` may nonetheless have been applied: Unavailable
+// other than a connection error (the reply was lost or timed out, or a server answered 5xx,
+// which Consul also does for a raft apply that times out and lands later). A caller that must
+// know re-reads what the write would have changed.
+bool IsUnknownOutcome(const absl::Status& status);
+
 }  // namespace registry::consul
 
 #endif  // REGISTRY_CONSUL_TRANSPORT_H_
