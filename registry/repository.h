@@ -9,6 +9,11 @@
 // leading or trailing spaces; "/" alone names the root (valid for GetChildrenKeys and Delete
 // only). Every method returns InvalidArgument, naming the key, for anything else.
 //
+// Writes whose reply is lost (the server applied the write and then failed, or answered 5xx)
+// are not reported as failed or as conflicts: the Consul implementation reads the key to learn
+// the outcome and writes again if the first write did not land. Unavailable from a write means
+// that no server could tell, so its outcome is unknown.
+//
 // Thread safety: all methods may be called concurrently from any thread.
 #ifndef REGISTRY_REPOSITORY_H_
 #define REGISTRY_REPOSITORY_H_
