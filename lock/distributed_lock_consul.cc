@@ -22,6 +22,9 @@ namespace registry::lock {
 namespace {
 
 constexpr absl::Duration kFirstBackoff = absl::Milliseconds(50);
+// How many times a fenced write whose reply was lost is sent again before its caller is told
+// that the outcome is unknown.
+constexpr int kMaxFencedResends = 2;
 
 // Failures that another attempt may cure: no server answered, a 5xx, a timeout.
 bool IsTransient(const absl::Status& status) {
@@ -271,6 +274,16 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   ops.push_back(consul::TxnOp::CheckSession(key_, session));
   for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
   absl::StatusOr<consul::TxnResult> result = core_->client().Txn(ops, core_->canceller());
+  // A lost reply leaves the outcome unknown. The writes are plain sets and deletes and the
+  // check is made again, so sending the txn again is safe: it lands only while the lock is held.
+  bool unknown_before = false;
+  for (int resends = 0;
+       resends < kMaxFencedResends && !result.ok() && consul::IsUnknownOutcome(result.status()) &&
+       !core_->canceller()->IsCancelled();
+       ++resends) {
+    unknown_before = true;
+    result = core_->client().Txn(ops, core_->canceller());
+  }
   core_->EndCall();
   if (!result.ok()) {
     return absl::Status(result.status().code(),
@@ -281,8 +294,10 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
     if (error.op_index != 0) continue;
     MarkLost(hold, absl::AbortedError(absl::StrCat("lock key '", key_,
                                                    "' is no longer held by session ", session)));
-    return absl::AbortedError(absl::StrCat(what, ": this instance no longer holds the lock (",
-                                           error.what, "); nothing written"));
+    return absl::AbortedError(absl::StrCat(
+        what, ": this instance no longer holds the lock (", error.what, "); ",
+        unknown_before ? "whether an earlier attempt whose reply was lost was written is unknown"
+                       : "nothing written"));
   }
   return absl::AbortedError(
       absl::StrCat(what, ": transaction rolled back: ",

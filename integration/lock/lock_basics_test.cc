@@ -195,6 +195,24 @@ TEST_F(LockTest, FencedWritesApplyWhileTheLockIsHeld) {
   EXPECT_THAT(after.message(), HasSubstr("lock 'schema'"));
 }
 
+TEST_F(LockTest, FencedWriteWhoseReplyIsLostIsSentAgainAndSucceeds) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "schema");
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(PersistIfHeld(*lock, "/metadata/version", "1").ok());
+  server().DropNextReplies(1, "/v1/txn", "PUT");  // applied, reply lost
+  absl::Status written = PersistIfHeld(*lock, "/metadata/version", "2");
+  EXPECT_TRUE(written.ok()) << written;
+  EXPECT_EQ(repository->Get("/metadata/version").value(), "2");
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  absl::Status deleted = DeleteIfHeld(*lock, "/metadata");
+  EXPECT_TRUE(deleted.ok()) << deleted;
+  EXPECT_EQ(repository->Get("/metadata/version").value(), std::nullopt);
+  EXPECT_FALSE(lock->lost());
+  ASSERT_TRUE(lock->Unlock().ok());
+}
+
 TEST_F(LockTest, LockKeysDoNotCollideWithRepositoryKeys) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
