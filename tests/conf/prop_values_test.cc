@@ -1,7 +1,6 @@
 // tests/conf/prop_values_test.cc
 //
 // The values of the repository props, read from YAML: every error names key, value and line.
-#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conf/error_matchers.h"
+#include "tests/conf/scoped_temp_dir.h"
 #include "tests/conf/yaml_fixture.h"
 
 namespace registry::conf {
@@ -26,12 +26,6 @@ absl::StatusOr<RegistryConfig> WithProp(absl::string_view prop) {
 ::testing::AssertionResult Rejects(absl::string_view key, absl::string_view value) {
   return IsInvalid(WithProp(absl::StrCat(key, ": ", value)),
                    {absl::StrCat(key, ": '", value, "'"), "(line 8)"});
-}
-
-std::string WriteTempFile(const std::string& name, const std::string& content) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << content;
-  return path;
 }
 
 TEST(PropValuesTest, TtlPlainNumberMeansSeconds) {
@@ -221,7 +215,8 @@ TEST(PropValuesTest, BadTokenIsRejectedWithoutEchoingIt) {
 }
 
 TEST(PropValuesTest, TokenFileIsReadAndTrimmed) {
-  std::string path = WriteTempFile("prop_values_token", "\n  tok-123 \n");
+  ScopedTempDir dir;
+  std::string path = dir.Write("token", "\n  tok-123 \n");
   absl::StatusOr<RegistryConfig> config = WithProp(absl::StrCat("tokenFile: ", path));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->token, "tok-123");
@@ -230,15 +225,17 @@ TEST(PropValuesTest, TokenFileIsReadAndTrimmed) {
 TEST(PropValuesTest, UnreadableOrEmptyTokenFileIsRejected) {
   EXPECT_TRUE(HasError(WithProp("tokenFile: /nonexistent/token"), absl::StatusCode::kNotFound,
                        {"tokenFile: '/nonexistent/token' cannot be read", "(line 8)"}));
-  std::string empty = WriteTempFile("prop_values_empty_token", " \n\t\n");
+  ScopedTempDir dir;
+  std::string empty = dir.Write("empty_token", " \n\t\n");
   EXPECT_TRUE(IsInvalid(WithProp(absl::StrCat("tokenFile: ", empty)),
                         {absl::StrCat("tokenFile: '", empty, "'"), "empty", "(line 8)"}));
-  EXPECT_TRUE(IsInvalid(WithProp(absl::StrCat("tokenFile: ", ::testing::TempDir())),
+  EXPECT_TRUE(IsInvalid(WithProp(absl::StrCat("tokenFile: ", dir.path())),
                         {"tokenFile: '", "cannot be read", "(line 8)"}));
 }
 
 TEST(PropValuesTest, TokenAndTokenFileTogetherAreRejected) {
-  std::string path = WriteTempFile("prop_values_token2", "tok");
+  ScopedTempDir dir;
+  std::string path = dir.Write("token", "tok");
   EXPECT_TRUE(IsInvalid(WithProp(absl::StrCat("token: abc\ntokenFile: ", path)),
                         {"tokenFile: '", "conflicts with token", "(line 9)"}));
   EXPECT_TRUE(IsInvalid(WithProp(absl::StrCat("tokenFile: ", path, "\ntoken: abc")),
@@ -246,16 +243,17 @@ TEST(PropValuesTest, TokenAndTokenFileTogetherAreRejected) {
 }
 
 TEST(PropValuesTest, TlsCaFileMustBeReadable) {
-  std::string ca = WriteTempFile("prop_values_ca.pem", "-----BEGIN CERTIFICATE-----\n");
+  ScopedTempDir dir;
+  std::string ca = dir.Write("ca.pem", "-----BEGIN CERTIFICATE-----\n");
   EXPECT_EQ(WithProp(absl::StrCat("tlsCaFile: ", ca))->tls_ca_file, ca);
   EXPECT_TRUE(HasError(WithProp("tlsCaFile: /nonexistent/ca.pem"), absl::StatusCode::kNotFound,
                        {"tlsCaFile: '/nonexistent/ca.pem' cannot be read", "(line 8)"}));
 }
 
 TEST(PropValuesTest, RelativeFilesOfALoadedYamlAreTakenFromItsDirectory) {
-  WriteTempFile("prop_values_rel_token", "rel-token\n");
-  std::string yaml =
-      WriteTempFile("prop_values_rel.yaml", ClusterYaml("tokenFile: prop_values_rel_token\n"));
+  ScopedTempDir dir;
+  dir.Write("rel_token", "rel-token\n");
+  std::string yaml = dir.Write("rel.yaml", ClusterYaml("tokenFile: rel_token\n"));
   absl::StatusOr<RegistryConfig> config = LoadRegistryYamlFile(yaml);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->token, "rel-token");

@@ -1,13 +1,13 @@
 // tests/conf/yaml_test.cc
 //
 // The shape of the registry YAML: documents, mode, repository, props as blocks; defaults.
-#include <fstream>
 #include <string>
 
 #include "conf/registry_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conf/error_matchers.h"
+#include "tests/conf/scoped_temp_dir.h"
 #include "tests/conf/yaml_fixture.h"
 
 namespace registry::conf {
@@ -220,8 +220,8 @@ TEST(RegistryYamlTest, MissingPropsBlockReportsTheRequiredNamespace) {
 }
 
 TEST(RegistryYamlTest, LoadedFileErrorsNameTheFileAndLine) {
-  std::string path = ::testing::TempDir() + "/registry_yaml_test_bad.yaml";
-  std::ofstream(path) << ClusterYaml("timeToLiveSeconds: 3x\n");
+  ScopedTempDir dir;
+  std::string path = dir.Write("bad.yaml", ClusterYaml("timeToLiveSeconds: 3x\n"));
   EXPECT_TRUE(IsInvalid(LoadRegistryYamlFile(path),
                         {path + ": ", "timeToLiveSeconds: '3x' is not a duration (line 8)"}));
 }
