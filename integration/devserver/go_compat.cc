@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "registry/utf8.h"
 
 namespace registry::devserver {
 namespace {
@@ -39,34 +40,6 @@ void AppendFraction(std::string* out, uint64_t value, int digits) {
     if (significant) fraction.insert(fraction.begin(), static_cast<char>('0' + digit));
   }
   if (!fraction.empty()) absl::StrAppend(out, ".", fraction);
-}
-
-// The length of the valid UTF-8 sequence starting `text` (which is not empty), or 0 when its
-// first byte does not start one: Go's utf8.DecodeRuneInString rules (no overlong forms, no
-// surrogates, nothing above U+10FFFF).
-size_t Utf8SequenceLength(absl::string_view text) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
 }
 
 }  // namespace
@@ -294,7 +267,7 @@ void AppendGoJsonString(absl::string_view text, std::string* out) {
       ++i;
       continue;
     }
-    const size_t length = Utf8SequenceLength(text.substr(i));
+    const size_t length = Utf8SequenceLength(text, i);
     if (length == 0) {
       out->append("\\ufffd");
       ++i;
