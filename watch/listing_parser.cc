@@ -4,9 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <utility>
-
-#include "absl/strings/escaping.h"
 
 namespace registry::watch {
 namespace {
@@ -291,24 +288,6 @@ bool ForEachListingEntry(absl::string_view body,
     if (!scan.Consume(']')) return false;
   }
   return scan.AtEnd();
-}
-
-std::optional<std::vector<consul::DirEntry>> ParseListingBody(absl::string_view body) {
-  std::vector<consul::DirEntry> entries;
-  const bool read = ForEachListingEntry(body, [&entries](const ListingEntryView& view) {
-    consul::DirEntry entry;
-    if (!absl::Base64Unescape(view.value_base64, &entry.value)) return false;
-    entry.key = std::string(view.key);
-    entry.session = std::string(view.session);
-    entry.flags = view.flags;
-    entry.lock_index = view.lock_index;
-    entry.create_index = view.create_index;
-    entry.modify_index = view.modify_index;
-    entries.push_back(std::move(entry));
-    return true;
-  });
-  if (!read) return std::nullopt;
-  return entries;
 }
 
 }  // namespace registry::watch

@@ -5,7 +5,7 @@
 // the whole subtree on every change, so this runs once per change per watch; a general JSON DOM
 // costs several times more. It reads exactly the fields of consul::DirEntry (Key, Value as
 // base64 or null, Flags, Session, LockIndex, CreateIndex, ModifyIndex), skips any other field,
-// and gives up (nullopt) on anything unexpected, so the caller can fall back to
+// and gives up (false) on anything unexpected, so the caller can fall back to
 // consul::ParseKvListResponse, which produces the precise error.
 //
 // Thread safety: pure function.
@@ -13,12 +13,9 @@
 #define WATCH_LISTING_PARSER_H_
 
 #include <cstdint>
-#include <optional>
-#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
-#include "registry/consul/kv.h"
 
 namespace registry::watch {
 
@@ -41,10 +38,6 @@ struct ListingEntryView {
 // the entries. The base64 of values is not checked here.
 bool ForEachListingEntry(absl::string_view body,
                          absl::FunctionRef<bool(const ListingEntryView&)> visit);
-
-// The entries of `body` in order (values decoded), or nullopt if ForEachListingEntry refuses
-// it or a value is not valid base64.
-std::optional<std::vector<consul::DirEntry>> ParseListingBody(absl::string_view body);
 
 }  // namespace registry::watch
 

@@ -1,14 +1,38 @@
-// ParseListingBody must read exactly what consul::ParseKvListResponse reads, and refuse what it
+// ForEachListingEntry must read exactly what consul::ParseKvListResponse reads, and refuse what it
 // cannot read (the engine then falls back to the general parser).
 #include "watch/listing_parser.h"
 
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 #include "registry/consul/kv.h"
 
 namespace registry::watch {
 namespace {
+
+// The entries ForEachListingEntry reads from `body`, values decoded, or nullopt if it refuses
+// the body or a value is not base64.
+std::optional<std::vector<consul::DirEntry>> ParseListingBody(absl::string_view body) {
+  std::vector<consul::DirEntry> entries;
+  const bool read = ForEachListingEntry(body, [&entries](const ListingEntryView& view) {
+    consul::DirEntry entry;
+    if (!absl::Base64Unescape(view.value_base64, &entry.value)) return false;
+    entry.key = std::string(view.key);
+    entry.session = std::string(view.session);
+    entry.flags = view.flags;
+    entry.lock_index = view.lock_index;
+    entry.create_index = view.create_index;
+    entry.modify_index = view.modify_index;
+    entries.push_back(std::move(entry));
+    return true;
+  });
+  if (!read) return std::nullopt;
+  return entries;
+}
 
 std::vector<consul::DirEntry> Reference(const std::string& body) {
   consul::HttpRequest request;
