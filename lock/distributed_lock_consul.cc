@@ -276,14 +276,11 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   absl::StatusOr<consul::TxnResult> result = core_->client().Txn(ops, core_->canceller());
   // A lost reply leaves the outcome unknown. The writes are plain sets and deletes and the
   // check is made again, so sending the txn again is safe: it lands only while the lock is held.
-  bool unknown_before = false;
-  for (int resends = 0;
-       resends < kMaxFencedResends && !result.ok() && consul::IsUnknownOutcome(result.status()) &&
-       !core_->canceller()->IsCancelled();
-       ++resends) {
-    unknown_before = true;
+  consul::UnknownOutcomes unknown(*core_->canceller(), kMaxFencedResends);
+  while (!result.ok() && unknown.Retry(result.status())) {
     result = core_->client().Txn(ops, core_->canceller());
   }
+  const bool unknown_before = !unknown.last().ok();
   core_->EndCall();
   if (!result.ok()) {
     return absl::Status(result.status().code(),

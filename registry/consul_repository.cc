@@ -30,32 +30,8 @@ absl::Status CasConflict(absl::string_view key) {
                                          " compare-and-set attempts"));
 }
 
-// Writes whose outcome is unknown (consul::IsUnknownOutcome: the reply was lost, or a 5xx) in
-// one call: each is followed by a fresh read and a new attempt, up to a few, then the last one's
-// error is the caller's answer.
-class UnknownOutcomes {
- public:
-  explicit UnknownOutcomes(const consul::Canceller& canceller) : canceller_(canceller) {}
-
-  // True if the write that failed with `status` is to be tried again; false for a definite
-  // failure (or too many unknown ones), which is then the answer.
-  bool Retry(const absl::Status& status) {
-    if (!consul::IsUnknownOutcome(status) || canceller_.IsCancelled() || count_ >= kMax) {
-      return false;
-    }
-    ++count_;
-    last_ = status;
-    return true;
-  }
-  // The last unknown outcome, or OK if there was none.
-  const absl::Status& last() const { return last_; }
-
- private:
-  static constexpr int kMax = 3;
-  const consul::Canceller& canceller_;
-  int count_ = 0;
-  absl::Status last_;
-};
+// Writes of one call whose outcome is unknown (the reply was lost, or a 5xx) made again.
+constexpr int kMaxUnknownOutcomes = 3;
 
 // The InstanceSession of a ConsulRepository: its keeper, client, key space and options.
 class ConsulInstanceSession final : public InstanceSession {
@@ -150,7 +126,7 @@ class ConsulRepository final : public Repository {
     absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/true, [&] {
       absl::StatusOr<consul::TxnResult> sent = client_->Txn(ops, &canceller_);
       // Deleting is unconditional, so a delete whose outcome is unknown is simply sent again.
-      UnknownOutcomes unknown(canceller_);
+      consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
       while (!sent.ok() && unknown.Retry(sent.status())) sent = client_->Txn(ops, &canceller_);
       ASSIGN_OR_RETURN(consul::TxnResult result, std::move(sent));
       if (!result.committed) {
@@ -275,7 +251,7 @@ class ConsulRepository final : public Repository {
   // the goal is a state, and writing an identical value changes nothing in Consul.
   absl::Status PersistRpc(absl::string_view key, const std::string& consul_key,
                           absl::string_view value) {
-    UnknownOutcomes unknown(canceller_);
+    consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
     for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
       ASSIGN_OR_RETURN(consul::KvGetResult current, client_->KvGet(consul_key, {}, &canceller_));
       bool written;
@@ -306,7 +282,7 @@ class ConsulRepository final : public Repository {
   // As PersistRpc, a write whose outcome is unknown is made again from a fresh read.
   absl::Status UpdateRpc(absl::string_view key, const std::string& consul_key,
                          absl::string_view value) {
-    UnknownOutcomes unknown(canceller_);
+    consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
     for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
       ASSIGN_OR_RETURN(consul::KvGetResult current, client_->KvGet(consul_key, {}, &canceller_));
       if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");

@@ -48,6 +48,34 @@ bool IsConnectionError(const absl::Status& status);
 // know re-reads what the write would have changed.
 bool IsUnknownOutcome(const absl::Status& status);
 
+// The budget of one call for writes whose outcome is unknown: each one the caller may make again
+// (after a fresh read, or as is when the write is safe to repeat), up to `max_retries`, then the
+// last one's error is the caller's answer.
+class UnknownOutcomes {
+ public:
+  UnknownOutcomes(const Canceller& canceller, int max_retries)
+      : canceller_(canceller), max_retries_(max_retries) {}
+
+  // True if the write that failed with `status` is to be made again; false for a definite
+  // failure, a cancelled call, or one unknown outcome too many (`status` is then the answer).
+  bool Retry(const absl::Status& status) {
+    if (!IsUnknownOutcome(status) || canceller_.IsCancelled() || retries_ >= max_retries_) {
+      return false;
+    }
+    ++retries_;
+    last_ = status;
+    return true;
+  }
+  // The last unknown outcome retried, or OK if there was none.
+  const absl::Status& last() const { return last_; }
+
+ private:
+  const Canceller& canceller_;
+  const int max_retries_;
+  int retries_ = 0;
+  absl::Status last_;
+};
+
 }  // namespace registry::consul
 
 #endif  // REGISTRY_CONSUL_TRANSPORT_H_
