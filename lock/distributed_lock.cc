@@ -36,7 +36,7 @@ absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status&
 }
 
 absl::Status DistributedLock::Lock() {
-  absl::StatusOr<bool> acquired = Acquire(absl::InfiniteFuture(), "Lock");
+  absl::StatusOr<bool> acquired = Acquire(absl::InfiniteFuture(), absl::InfiniteFuture(), "Lock");
   if (!acquired.ok()) return acquired.status();
   if (!*acquired) return absl::InternalError(absl::StrCat("Lock: lock '", name_, "': gave up"));
   return absl::OkStatus();
@@ -44,10 +44,12 @@ absl::Status DistributedLock::Lock() {
 
 absl::StatusOr<bool> DistributedLock::TryLock(absl::Duration timeout) {
   const absl::Time now = absl::Now();
-  return Acquire(timeout > absl::ZeroDuration() ? now + timeout : now, "TryLock");
+  if (timeout <= absl::ZeroDuration()) return Acquire(now, absl::InfiniteFuture(), "TryLock");
+  return Acquire(now + timeout, now + timeout, "TryLock");
 }
 
-absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::string_view op) {
+absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time request_deadline,
+                                              absl::string_view op) {
   const std::thread::id me = std::this_thread::get_id();
   {
     absl::MutexLock lock(&mu_);
@@ -77,7 +79,8 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::string_
         +[](Turn* t) {
           DistributedLock& self = *t->self;
           return !self.closed_.ok() ||
-                 (self.owner_ == std::thread::id() && *self.waiting_.begin() == t->ticket);
+                 (self.owner_ == std::thread::id() && !self.releasing_unknown_ &&
+                  *self.waiting_.begin() == t->ticket);
         },
         &turn);
     bool my_turn = true;
@@ -93,12 +96,15 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::string_
   }
 
   // Tier 2: only this thread talks to Consul for this lock until it gives tier 1 back.
-  absl::StatusOr<std::optional<std::string>> session = AcquireRemote(deadline, op);
+  std::string unknown;
+  absl::StatusOr<std::optional<std::string>> session =
+      AcquireRemote(deadline, request_deadline, op, &unknown);
   const uint64_t hold = session.ok() && session->has_value() ? core_->NextHoldId() : 0;
   {
     absl::MutexLock lock(&mu_);
     if (!session.ok() || !session->has_value() || !closed_.ok()) {
       owner_ = std::thread::id();
+      if (!unknown.empty()) ReleaseInBackground(std::move(unknown));
       if (!session.ok()) return session.status();
       if (!closed_.ok()) return Prefixed(op, closed_);  // its session goes with the repository
       return false;
@@ -120,6 +126,18 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::string_
              absl::AbortedError(absl::StrCat("the instance session ", **session, " was lost")));
   }
   return true;
+}
+
+void DistributedLock::ReleaseInBackground(std::string session) {
+  releasing_unknown_ = true;
+  std::weak_ptr<DistributedLock> weak = weak_from_this();
+  core_->Deliver([weak, session = std::move(session)] {
+    auto self = weak.lock();
+    if (self == nullptr) return;
+    self->ReleaseAfterUnknownAcquire(session);
+    absl::MutexLock lock(&self->mu_);
+    self->releasing_unknown_ = false;
+  });
 }
 
 absl::Status DistributedLock::Unlock() {

@@ -90,27 +90,32 @@ class Unreachable {
 
 }  // namespace
 
-absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(absl::Time deadline,
-                                                                          absl::string_view op) {
+absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
+    absl::Time deadline, absl::Time request_deadline, absl::string_view op, std::string* unknown) {
   consul::Client& client = core_->client();
-  consul::Canceller* canceller = core_->canceller();
+  // Every request of this call is cancelled with the manager and cut at request_deadline.
+  consul::Canceller call(core_->canceller(), request_deadline);
+  consul::Canceller* canceller = &call;
   Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
   bool attempted = false;
   bool quick_retry = true;  // a key seen free after a refused acquire is retried once at once
-  std::string unknown;      // session of an acquire whose answer was lost (it may have applied)
   std::optional<consul::KvGetResult> held;  // last read, while another session holds the key
 
-  // Whatever the outcome, no failed attempt may leave the key bound to the instance session.
+  // Whatever the outcome, no failed attempt may leave the key bound to the instance session:
+  // the caller releases `*unknown` (an acquire whose answer was lost) unless the lock is held.
   auto finish = [&](absl::StatusOr<std::optional<std::string>> result) {
-    if (!unknown.empty() && !(result.ok() && result->has_value())) {
-      ReleaseAfterUnknownAcquire(unknown);
-    }
+    if (result.ok() && result->has_value()) unknown->clear();
     return result;
   };
   auto closed = [&] { return Prefixed(op, core_->closed_status()); };
   // After a failed request: OK to try again (after a back-off), or the status to give up with.
   auto retry_after = [&](const absl::Status& error) -> absl::Status {
     if (absl::IsCancelled(error) || !core_->closed_status().ok()) return closed();
+    // Cut by the caller's deadline: the loop gives up (false), Consul was not unreachable.
+    if (absl::IsDeadlineExceeded(error) && absl::Now() >= request_deadline) {
+      attempted = true;
+      return absl::OkStatus();
+    }
     if (!IsTransient(error)) return Prefixed(op, error);
     if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
       return Prefixed(op, give_up);
@@ -153,7 +158,7 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(absl::
       continue;
     }
 
-    absl::StatusOr<std::string> session = core_->SessionForAttempt(deadline);
+    absl::StatusOr<std::string> session = core_->SessionForAttempt(deadline, request_deadline);
     if (!session.ok()) {
       if (absl::Status give_up = retry_after(session.status()); !give_up.ok()) {
         return finish(give_up);
@@ -183,13 +188,13 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(absl::
         }
         continue;
       }
-      if (!absl::IsCancelled(error) && !consul::IsConnectionError(error)) unknown = *session;
+      if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) *unknown = *session;
       if (absl::Status give_up = retry_after(error); !give_up.ok()) return finish(give_up);
       continue;
     }
     unreachable.Success();
     if (*acquired) return std::optional<std::string>(*session);
-    unknown.clear();  // refused: an earlier lost acquire did not leave the key ours either
+    unknown->clear();  // refused: an earlier lost acquire did not leave the key ours either
     if (absl::Now() >= deadline) return std::optional<std::string>();
 
     // Refused: held by another session (wait for a change) or under lock-delay (retry later).
@@ -243,8 +248,15 @@ absl::Status DistributedLock::ReleaseRemote(const std::string& session) {
 void DistributedLock::ReleaseAfterUnknownAcquire(const std::string& session) {
   consul::KvPutOptions release;
   release.release = session;
-  // Best effort: if this fails too, the key goes when the session does.
-  core_->client().KvPut(key_, "", release, core_->canceller()).IgnoreError();
+  // Tier 1 is still reserved, so no hold of this process can own the key now: if it is bound to
+  // `session`, that is the lost acquire. A cut acquire may still be applied after the first
+  // release, hence the check and a second release. Best effort: if this fails too, the key goes
+  // when the session does.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    core_->client().KvPut(key_, "", release, core_->canceller()).IgnoreError();
+    absl::StatusOr<consul::KvGetResult> read = core_->client().KvGet(key_, {}, core_->canceller());
+    if (!read.ok() || !read->entry.has_value() || read->entry->session != session) return;
+  }
 }
 
 absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,

@@ -134,7 +134,8 @@ absl::Status LockCore::closed_status() {
   return closed_;
 }
 
-absl::StatusOr<std::string> LockCore::SessionForAttempt(absl::Time deadline) {
+absl::StatusOr<std::string> LockCore::SessionForAttempt(absl::Time deadline,
+                                                        absl::Time request_deadline) {
   // Two looks at the session: now, and (if it is being replaced) after waiting for a change.
   for (int look = 0; look < 2; ++look) {
     const std::string id = session_.CurrentSessionId();
@@ -166,7 +167,7 @@ absl::StatusOr<std::string> LockCore::SessionForAttempt(absl::Time deadline) {
       }
     }
     // The instance never had a session: create it now (one request, then never again).
-    absl::StatusOr<std::string> created = session_.AcquireSessionId();
+    absl::StatusOr<std::string> created = session_.AcquireSessionId(request_deadline);
     if (!created.ok()) return created.status();
     absl::MutexLock lock(&mu_);
     had_session_ = true;

@@ -76,8 +76,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // The instance session for the next acquire attempt: the live one; the first one, created
   // now, if the instance never had one; else (a lost or refused session being replaced) waits
   // for its successor, at most one lock_retry and never past `deadline`, returning "" if none
-  // came. Errors: the closed status; what AcquireSessionId() reports when creating.
-  absl::StatusOr<std::string> SessionForAttempt(absl::Time deadline);
+  // came. Creating never outlasts `request_deadline`. Errors: the closed status; what
+  // AcquireSessionId() reports when creating.
+  absl::StatusOr<std::string> SessionForAttempt(absl::Time deadline, absl::Time request_deadline);
   // Records that the server called `session_id` invalid; the next SessionForAttempt() waits
   // (at most one lock_retry, and never past its deadline) for the session to change.
   void ReportSessionInvalid(const std::string& session_id);

@@ -99,9 +99,11 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   absl::Status Lock();
 
   // As Lock(), but gives up at now + `timeout`: one deadline for both tiers, the remaining time
-  // recomputed before every wait. Returns true iff the lock is now held; false when the deadline
-  // passed first (never before it). A zero or negative timeout makes a single attempt that does
-  // not wait (re-entry still succeeds). After false or an error the caller holds neither tier.
+  // recomputed before every wait, and every request (session creation, acquire, reads) cut at
+  // the deadline, so the call returns by then however slow Consul is. Returns true iff the lock
+  // is now held; false when the deadline passed first (never before it). A zero or negative
+  // timeout makes a single attempt that does not wait (re-entry still succeeds); its requests
+  // are bounded by the request timeout. After false or an error the caller holds neither tier.
   // Unavailable instead of false when the attempts were failing (Consul unreachable) at the
   // deadline; other errors as Lock().
   absl::StatusOr<bool> TryLock(absl::Duration timeout);
@@ -141,15 +143,27 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
 
   DistributedLock(std::shared_ptr<LockCore> core, std::string name, std::string key);
 
-  // Lock/TryLock with `deadline` (InfiniteFuture: no deadline). `op` names the call in errors.
-  absl::StatusOr<bool> Acquire(absl::Time deadline, absl::string_view op);
+  // Lock/TryLock with `deadline` (InfiniteFuture: no deadline). Requests are cut at
+  // `request_deadline` (`deadline`, or InfiniteFuture for Lock and the single attempt of a
+  // non-positive timeout). `op` names the call in errors.
+  absl::StatusOr<bool> Acquire(absl::Time deadline, absl::Time request_deadline,
+                               absl::string_view op);
   // The Consul tier, run by the tier-1 owner: the session id the lock was acquired with, or
-  // nullopt when the deadline passed first (the key is then not held).
+  // nullopt when the deadline passed first (the key is then not held by this call). When it
+  // returns without the lock and `*unknown` is set, an acquire with that session may have
+  // been applied: the caller must release it (see ReleaseInBackground).
   absl::StatusOr<std::optional<std::string>> AcquireRemote(absl::Time deadline,
-                                                           absl::string_view op);
+                                                           absl::Time request_deadline,
+                                                           absl::string_view op,
+                                                           std::string* unknown);
   // Releases the Consul lock held with `session`; retries unreachable servers.
   absl::Status ReleaseRemote(const std::string& session);
-  // Best-effort release after an acquire whose outcome is unknown.
+  // Gives tier 1 to a task on the manager's background thread that releases an acquire of
+  // `session` whose outcome is unknown, then frees tier 1. The caller returns at once, so that
+  // a TryLock never outlives its deadline, and no local thread takes the lock before the key is
+  // known not to be bound to the session by that acquire.
+  void ReleaseInBackground(std::string session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Best-effort release after an acquire whose outcome is unknown (the background task).
   void ReleaseAfterUnknownAcquire(const std::string& session);
   // A fenced transaction: check-session on the lock key, then `writes` on `key`.
   absl::Status FencedWrite(absl::string_view op, absl::string_view key,
@@ -174,6 +188,8 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   // Tier 1: the thread acquiring, holding or releasing the lock (default id: none), its hold
   // count (0 while acquiring or releasing), and the waiting tickets in arrival order.
   std::thread::id owner_ ABSL_GUARDED_BY(mu_);
+  // Tier 1 is reserved by ReleaseInBackground's task: nobody may take the lock.
+  bool releasing_unknown_ ABSL_GUARDED_BY(mu_) = false;
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);

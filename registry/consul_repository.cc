@@ -40,7 +40,9 @@ class ConsulInstanceSession final : public InstanceSession {
                         const KeySpace& space, const ConsulRepositoryOptions& options)
       : keeper_(keeper), client_(client), canceller_(canceller), space_(space), options_(options) {}
 
-  absl::StatusOr<std::string> AcquireSessionId() override { return keeper_.AcquireSessionId(); }
+  absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
+    return keeper_.AcquireSessionId(deadline);
+  }
   std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
   void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
   int AddSessionObserver(Observer observer) override {

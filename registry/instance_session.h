@@ -5,7 +5,7 @@
 // instance, never one per lock or per key.
 //
 //   InstanceSession* session = GetInstanceSession(*repository);  // nullptr: not Consul-backed
-//   ASSIGN_OR_RETURN(std::string id, session->AcquireSessionId());
+//   ASSIGN_OR_RETURN(std::string id, session->AcquireSessionId(absl::InfiniteFuture()));
 //   client.KvPut(lock_key, value, {.acquire = id}, session->canceller());
 //
 // Session events reach observers in order, from the repository's background thread, one at a
@@ -42,9 +42,11 @@ class InstanceSession {
   virtual ~InstanceSession() = default;
 
   // Returns the id of the live instance session, creating the session if none exists yet, or
-  // waiting (at most about one TTL) while a lost one is being replaced. Errors:
-  // FailedPrecondition after Close(); Unavailable when no session could be created.
-  virtual absl::StatusOr<std::string> AcquireSessionId() = 0;
+  // waiting (at most about one TTL) while a lost one is being replaced; never past `deadline`.
+  // Errors: FailedPrecondition after Close(); Unavailable when no session could be created;
+  // DeadlineExceeded when `deadline` passed first (a create cut by it may leave a session on
+  // the server, which expires by its TTL).
+  virtual absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) = 0;
 
   // The live session id, or "" when there is none (never created, lost, or closed).
   virtual std::string CurrentSessionId() = 0;

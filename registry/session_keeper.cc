@@ -78,13 +78,15 @@ absl::Status SessionKeeper::Stop() {
   return status;
 }
 
-absl::StatusOr<std::string> SessionKeeper::CreateSessionRpc() {
+absl::StatusOr<std::string> SessionKeeper::CreateSessionRpc(absl::Time deadline) {
   consul::SessionCreateOptions create;
   create.name = options_.session_name;
   create.behavior = consul::SessionBehavior::kDelete;
   create.ttl = options_.ttl;
   create.lock_delay = options_.lock_delay;
-  return client_.CreateSession(create, &canceller_);
+  // A create cut by the deadline may still have made a session: it expires by its TTL.
+  consul::Canceller call(&canceller_, deadline);
+  return client_.CreateSession(create, &call);
 }
 
 absl::Status SessionKeeper::DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
@@ -103,9 +105,10 @@ absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const
   return consul::ParseSessionRenewResponse(request, response);
 }
 
-absl::StatusOr<std::string> SessionKeeper::AcquireSessionId() {
+absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline) {
   absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + std::max(options_.ttl, options_.request_timeout);
+  const absl::Time wait_until =
+      std::min(deadline, absl::Now() + std::max(options_.ttl, options_.request_timeout));
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stopping_ || !session_id_.empty() || (phase_ == Phase::kNone && !creating_);
   };
@@ -115,7 +118,7 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId() {
     if (phase_ == Phase::kNone && !creating_) {
       creating_ = true;
       mu_.Unlock();
-      absl::StatusOr<std::string> id = CreateSessionRpc();
+      absl::StatusOr<std::string> id = CreateSessionRpc(deadline);
       mu_.Lock();
       creating_ = false;
       if (stopping_) {
@@ -131,7 +134,10 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId() {
       AdoptSessionLocked(*std::move(id));
       return session_id_;
     }
-    if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
+    if (!mu_.AwaitWithDeadline(absl::Condition(&ready), wait_until)) {
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError("no instance session before the caller's deadline");
+      }
       return absl::UnavailableError("no instance session: the lost one is still being replaced");
     }
   }
@@ -284,7 +290,7 @@ void SessionKeeper::RecreateLocked() {
     DestroySessionRpc(doomed, &canceller_, std::min(options_.ttl, options_.request_timeout))
         .IgnoreError();  // best effort: it expires on its own anyway
   }
-  absl::StatusOr<std::string> id = CreateSessionRpc();
+  absl::StatusOr<std::string> id = CreateSessionRpc(absl::InfiniteFuture());
   mu_.Lock();
   if (stopping_) {
     if (id.ok()) orphans_.push_back(*id);  // Stop() destroys it after joining this thread

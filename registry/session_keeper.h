@@ -98,7 +98,7 @@ class SessionKeeper {
 
   // As InstanceSession (instance_session.h) describes them.
   using Observer = InstanceSession::Observer;
-  absl::StatusOr<std::string> AcquireSessionId();
+  absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline);
   std::string CurrentSessionId();
   void ReportSessionInvalid(absl::string_view session_id);
   int AddSessionObserver(Observer observer);
@@ -125,8 +125,8 @@ class SessionKeeper {
   };
 
   absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
-  // Creates a session (RPC, no lock held).
-  absl::StatusOr<std::string> CreateSessionRpc();
+  // Creates a session (RPC, no lock held), giving up at `deadline`.
+  absl::StatusOr<std::string> CreateSessionRpc(absl::Time deadline);
   // Destroys `id` (best effort, within `timeout`); returns the client's status.
   absl::Status DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
                                  absl::Duration timeout);

@@ -31,7 +31,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
   const absl::Time deadline = absl::Now() + options_.lock_delay + 2 * options_.lock_retry;
   int quick_retries = 0;
   for (;;) {
-    ASSIGN_OR_RETURN(std::string session, AcquireSessionId());
+    ASSIGN_OR_RETURN(std::string session, AcquireSessionId(absl::InfiniteFuture()));
     BindOutcome outcome;
     {
       absl::WriterMutexLock write_lock(&write_mu_);

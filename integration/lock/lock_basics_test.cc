@@ -60,7 +60,7 @@ TEST_F(LockTest, ReentryByTheHoldingThreadMakesNoRequest) {
   EXPECT_EQ(HolderOf(*lock), "");
 }
 
-TEST_F(LockTest, TryLockTimeoutIsNeverEarlyAndAtMostFiftyMillisecondsLate) {
+TEST_F(LockTest, TryLockTimeoutIsNeverEarlyAndLateByAtMostAFewRoundTrips) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "busy");
@@ -69,6 +69,10 @@ TEST_F(LockTest, TryLockTimeoutIsNeverEarlyAndAtMostFiftyMillisecondsLate) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   auto lock = GetLock(*manager, "busy");
+  // Past the deadline TryLock only finishes the request that the deadline cut and returns:
+  // 50 ms, plus four of the slowest round trips measured in this build (a few ms normally; a
+  // sanitizer build on a busy machine is many times slower).
+  const absl::Duration slack = absl::Milliseconds(50) + 4 * SlowestRoundTrip();
   for (absl::Duration timeout :
        {absl::Milliseconds(100), absl::Milliseconds(350), absl::Milliseconds(900)}) {
     const absl::Time start = absl::Now();
@@ -77,7 +81,7 @@ TEST_F(LockTest, TryLockTimeoutIsNeverEarlyAndAtMostFiftyMillisecondsLate) {
     ASSERT_TRUE(acquired.ok()) << acquired.status();
     EXPECT_FALSE(*acquired);
     EXPECT_GE(took, timeout);
-    EXPECT_LE(took, timeout + absl::Milliseconds(50)) << "timeout " << timeout;
+    EXPECT_LE(took, timeout + slack) << "timeout " << timeout;
     EXPECT_FALSE(lock->IsHeldByCurrentThread());
     EXPECT_NE(HolderOf(*lock), "");
   }

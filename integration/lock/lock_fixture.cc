@@ -1,6 +1,7 @@
 // integration/lock/lock_fixture.cc
 #include "integration/lock/lock_fixture.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace registry::lock::testing {
@@ -39,6 +40,16 @@ std::shared_ptr<DistributedLock> LockTest::GetLock(LockManager& manager, const s
 
 std::string LockTest::HolderOf(const DistributedLock& lock) {
   return KeySession(lock.consul_key()).value_or("");
+}
+
+absl::Duration LockTest::SlowestRoundTrip() {
+  absl::Duration slowest = absl::ZeroDuration();
+  for (int i = 0; i < 20; ++i) {
+    const absl::Time start = absl::Now();
+    EXPECT_TRUE(raw().KvGet("locks/round-trip").ok());
+    slowest = std::max(slowest, absl::Now() - start);
+  }
+  return slowest;
 }
 
 uint64_t LockTest::Requests(const std::string& endpoint) {

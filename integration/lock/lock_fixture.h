@@ -43,6 +43,9 @@ class LockTest : public registry::testing::DevServerTest {
   std::string HolderOf(const DistributedLock& lock);
   // The request counters of `endpoint` ("kv.put", "kv.get", "txn", "session.create", ...).
   uint64_t Requests(const std::string& endpoint);
+  // The slowest of 20 plain reads against the dev server, in this build and run: the unit of a
+  // timing bound, so that a sanitizer build on a loaded machine gets a proportionally wider one.
+  absl::Duration SlowestRoundTrip();
 };
 
 // Records lost notifications; Await waits for the n-th with a deadline.

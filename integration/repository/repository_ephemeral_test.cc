@@ -306,7 +306,7 @@ TEST_F(RepositoryEphemeralTest, SessionObserversLearnTheLostAndTheNewSession) {
     seen.push_back(absl::StrCat(
         event.kind == InstanceSession::EventKind::kLost ? "lost:" : "created:", event.session_id));
   });
-  absl::StatusOr<std::string> first = session->AcquireSessionId();
+  absl::StatusOr<std::string> first = session->AcquireSessionId(absl::InfiniteFuture());
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(server().ExpireSession(*first).ok());
   ASSERT_TRUE(Eventually([&] {
@@ -344,8 +344,9 @@ TEST_F(RepositoryEphemeralTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPre
   EXPECT_EQ(repository->PersistEphemeral("/a", "v").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(repository->PersistExclusiveEphemeral("/b", "v").status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(GetInstanceSession(*repository)->AcquireSessionId().status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      GetInstanceSession(*repository)->AcquireSessionId(absl::InfiniteFuture()).status().code(),
+      absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(RepositoryEphemeralTest, CloseDoesNotWaitOutAStuckRenewal) {

@@ -4,6 +4,15 @@
 
 namespace registry::consul {
 
+Canceller::Canceller(Canceller* parent, absl::Time deadline) : deadline_(deadline) {
+  // The parent runs the link under its own mutex, which is never taken while ours is held.
+  parent_link_ = std::make_unique<Waker>(parent, [this] { Cancel(); });
+  if (parent_link_->cancelled()) Cancel();
+}
+
+// Destroys the link first: afterwards the parent no longer calls into this object.
+Canceller::~Canceller() { parent_link_.reset(); }
+
 void Canceller::Cancel() {
   // Callbacks run under mu_ so that Unregister() (which takes mu_) cannot return while one is
   // running: a transport may free what its callback touches right after its Waker is destroyed.

@@ -7,6 +7,11 @@
 // afterwards fails at once without touching the network. Cancellation is permanent: a cancelled
 // Canceller stays cancelled.
 //
+// A Canceller may also carry a deadline and a parent: Canceller call(parent, deadline) is cancelled
+// whenever `parent` is, and every request made with it ends by `deadline` (Client cuts the
+// request's timeout to the time left and reports DeadlineExceeded once it has passed). This is
+// how a call with a deadline (TryLock) keeps every request inside it from outliving it.
+//
 // Transports hook in with Canceller::Waker, a scoped registration of a wake-up callback.
 //
 // Thread safety: all methods may be called concurrently from any thread. The Canceller must
@@ -16,17 +21,23 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace registry::consul {
 
 class Canceller {
  public:
   Canceller() = default;
+  // A canceller that is cancelled when `parent` (may be null) is, and whose requests end by
+  // `deadline`. Must not outlive `parent`.
+  Canceller(Canceller* parent, absl::Time deadline);
+  ~Canceller();
   Canceller(const Canceller&) = delete;
   Canceller& operator=(const Canceller&) = delete;
 
@@ -34,8 +45,11 @@ class Canceller {
   // returns without waiting for the cancelled requests to finish.
   void Cancel();
 
-  // True once Cancel() has been called.
+  // True once Cancel() has been called (here or on the parent).
   bool IsCancelled() const;
+
+  // The time by which every request made with this canceller must end; InfiniteFuture when none.
+  absl::Time deadline() const { return deadline_; }
 
   // Scoped registration of a wake-up callback, for transports. While a Waker is alive its
   // callback runs (at most once, on the thread calling Cancel()) when the canceller is
@@ -63,6 +77,9 @@ class Canceller {
   // Returns 0 (and does not register) if already cancelled.
   uint64_t Register(std::function<void()> wake);
   void Unregister(uint64_t id);
+
+  const absl::Time deadline_ = absl::InfiniteFuture();
+  std::unique_ptr<Waker> parent_link_;  // cancels this one when the parent is cancelled
 
   mutable absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

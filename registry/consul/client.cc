@@ -1,5 +1,6 @@
 #include "registry/consul/client.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -19,6 +20,12 @@ absl::Status WithMessage(const absl::Status& status, absl::string_view message) 
   status.ForEachPayload(
       [&copy](absl::string_view url, const absl::Cord& payload) { copy.SetPayload(url, payload); });
   return copy;
+}
+
+// A request cut, or never sent, because its canceller's deadline passed.
+absl::Status CallerDeadlineError(const HttpRequest& request, absl::string_view detail) {
+  return absl::DeadlineExceededError(
+      absl::StrCat(RequestLabel(request), ": the caller's deadline passed (", detail, ")"));
 }
 
 }  // namespace
@@ -58,13 +65,25 @@ absl::StatusOr<HttpResponse> Client::Execute(HttpRequest request, Canceller* can
         absl::StrCat(RequestLabel(request), ": cancelled before it started"));
   }
   ApplyClientOptions(options_, &request);
+  const absl::Duration timeout = request.timeout;
+  const absl::Time deadline = canceller != nullptr ? canceller->deadline() : absl::InfiniteFuture();
   const size_t count = servers_.size();
   const size_t first = preferred_.load(std::memory_order_relaxed) % count;
   for (size_t attempt = 0; attempt < count; ++attempt) {
     const size_t index = (first + attempt) % count;
     const bool last_attempt = attempt + 1 == count;
     request.server = servers_[index].base_url;
+    // A caller's deadline cuts the exchange: nothing may outlive the call that made it.
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return NotSent(CallerDeadlineError(request, "before it was sent"));
+    }
+    // Rounded up: the transport counts whole milliseconds, and must not give up before it.
+    request.timeout = std::min(timeout, absl::Ceil(left, absl::Milliseconds(1)));
     absl::StatusOr<HttpResponse> response = transport_->Execute(request, canceller);
+    if (!response.ok() && !absl::IsCancelled(response.status()) && absl::Now() >= deadline) {
+      return CallerDeadlineError(request, Redact(response.status()).message());
+    }
     if (response.ok()) {
       // A leaderless server may be partitioned away; another one may know the leader. The last
       // server's answer is returned as is and parsed into Unavailable.

@@ -51,7 +51,9 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Every call below accepts an optional `canceller`: Cancel() makes it return Cancelled
-  // promptly, and a call made with an already cancelled one fails without I/O.
+  // promptly, and a call made with an already cancelled one fails without I/O. A canceller with
+  // a deadline bounds the call: it returns DeadlineExceeded by then (a write cut that way may
+  // or may not have been applied), and is not sent at all once the deadline has passed.
 
   // The entry at `key`; entry == nullopt when absent (not an error).
   absl::StatusOr<KvGetResult> KvGet(absl::string_view key, const QueryOptions& query = {},

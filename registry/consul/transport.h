@@ -36,10 +36,16 @@ class Transport {
                                                Canceller* canceller) = 0;
 };
 
+// `status` marked as "the request was never sent": whatever it would have written was not.
+absl::Status NotSent(absl::Status status);
+// True for statuses marked by NotSent().
+bool IsNotSent(const absl::Status& status);
+
 // An Unavailable status marked as "the request was never sent" (see IsConnectionError).
 absl::Status ConnectionError(absl::string_view message);
 
-// True for statuses made by ConnectionError().
+// True for Unavailable statuses marked by NotSent(): no server could be reached (another server
+// may be tried).
 bool IsConnectionError(const absl::Status& status);
 
 // True when a write that failed with `status` may nonetheless have been applied: Unavailable

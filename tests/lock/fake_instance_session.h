@@ -39,7 +39,7 @@ class FakeInstanceSession : public InstanceSession {
     client_ = *consul::Client::Create(options_.client, std::move(transport));
   }
 
-  absl::StatusOr<std::string> AcquireSessionId() override {
+  absl::StatusOr<std::string> AcquireSessionId(absl::Time /*deadline*/) override {
     absl::MutexLock lock(&mu_);
     ++acquire_calls_;
     if (canceller_.IsCancelled()) return absl::FailedPreconditionError("the repository is closed");

@@ -224,18 +224,48 @@ TEST_F(LockManagerTest, ZeroTimeoutMakesASingleAttemptAndHoldsNothingAfterFalse)
   EXPECT_TRUE(absl::IsFailedPrecondition(lock->Unlock()));
 }
 
-TEST_F(LockManagerTest, AcquireWhoseAnswerWasLostIsReleasedBeforeGivingUp) {
+TEST_F(LockManagerTest, AcquireWhoseAnswerWasLostIsReleasedAndChecked) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
+  absl::Notification checked;
   {
     InSequence sequence;
     EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
         .WillOnce(Return(absl::UnavailableError("response timed out")));
     EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _))
+        .WillOnce(Invoke([&](const HttpRequest&, consul::Canceller*) {
+          checked.Notify();
+          return Entry("", 7);
+        }));
   }
   absl::StatusOr<bool> acquired = lock->TryLock(absl::ZeroDuration());
   EXPECT_TRUE(absl::IsUnavailable(acquired.status())) << acquired.status();
   EXPECT_FALSE(lock->IsHeldByCurrentThread());
+  // The release runs on the manager's thread, so that the caller is not held past its deadline.
+  EXPECT_TRUE(checked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
+TEST_F(LockManagerTest, AcquireAppliedAfterItsReleaseIsReleasedAgain) {
+  auto manager = NewManager();
+  auto lock = LockA(*manager);
+  absl::Notification checked;
+  {
+    InSequence sequence;
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
+        .WillOnce(Return(absl::UnavailableError("response timed out")));
+    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(false)));
+    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("s1", 8)));
+    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _))
+        .WillOnce(Invoke([&](const HttpRequest&, consul::Canceller*) {
+          checked.Notify();
+          return Entry("", 9);
+        }));
+  }
+  absl::StatusOr<bool> acquired = lock->TryLock(absl::ZeroDuration());
+  EXPECT_FALSE(acquired.ok() && *acquired);
+  EXPECT_TRUE(checked.WaitForNotificationWithTimeout(absl::Seconds(10)));
 }
 
 TEST_F(LockManagerTest, InvalidSessionIsReportedAndTheNextAttemptUsesItsSuccessor) {

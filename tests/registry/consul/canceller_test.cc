@@ -3,6 +3,7 @@
 #include <atomic>
 #include <thread>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace registry::consul {
@@ -36,6 +37,31 @@ TEST(CancellerTest, DestroyedWakerIsNotRun) {
   }
   canceller.Cancel();
   EXPECT_FALSE(woken);
+}
+
+TEST(CancellerTest, AChildIsCancelledWithItsParentAndCarriesItsDeadline) {
+  Canceller parent;
+  const absl::Time deadline = absl::Now() + absl::Seconds(1);
+  Canceller child(&parent, deadline);
+  EXPECT_EQ(child.deadline(), deadline);
+  EXPECT_EQ(parent.deadline(), absl::InfiniteFuture());
+  bool woken = false;
+  Canceller::Waker waker(&child, [&woken] { woken = true; });
+  parent.Cancel();
+  EXPECT_TRUE(child.IsCancelled());
+  EXPECT_TRUE(woken);
+}
+
+TEST(CancellerTest, AChildOfACancelledParentStartsCancelledAndCancellingItSparesTheParent) {
+  Canceller parent;
+  {
+    Canceller child(&parent, absl::InfiniteFuture());
+    child.Cancel();
+  }
+  EXPECT_FALSE(parent.IsCancelled());
+  parent.Cancel();
+  Canceller late(&parent, absl::InfiniteFuture());
+  EXPECT_TRUE(late.IsCancelled());
 }
 
 TEST(CancellerTest, NullCancellerRegistersNothing) {

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -174,6 +175,39 @@ TEST_F(ClientTest, TheCancellerIsHandedToTheTransport) {
   Canceller canceller;
   EXPECT_CALL(*transport_, Execute(_, &canceller)).WillOnce(Return(ReadResponse(404, "", 1)));
   EXPECT_TRUE(client->KvGet("a", {}, &canceller).ok());
+}
+
+TEST_F(ClientTest, ACancellersDeadlineCutsTheRequestTimeout) {
+  auto client = MakeClient({.servers = "h1:1", .request_timeout = absl::Seconds(30)});
+  Canceller call(nullptr, absl::Now() + absl::Milliseconds(250));
+  HttpRequest seen;
+  EXPECT_CALL(*transport_, Execute(_, &call))
+      .WillOnce(::testing::DoAll(SaveArg<0>(&seen), Return(ReadResponse(404, "", 1))));
+  EXPECT_TRUE(client->KvGet("a", {}, &call).ok());
+  EXPECT_GT(seen.timeout, absl::ZeroDuration());
+  EXPECT_LE(seen.timeout, absl::Milliseconds(251));
+}
+
+TEST_F(ClientTest, APassedDeadlineIsDeadlineExceededAndNothingIsSent) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  Canceller call(nullptr, absl::Now() - absl::Milliseconds(1));
+  EXPECT_CALL(*transport_, Execute(_, _)).Times(0);
+  absl::Status status = client->KvPut("a", "v", {}, &call).status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  EXPECT_TRUE(IsNotSent(status));
+}
+
+TEST_F(ClientTest, ARequestFailingAtTheDeadlineIsDeadlineExceededWithoutFailover) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(20);
+  Canceller call(nullptr, deadline);
+  EXPECT_CALL(*transport_, Execute(_, _)).WillOnce([deadline](const HttpRequest&, Canceller*) {
+    absl::SleepFor(deadline - absl::Now());
+    return absl::StatusOr<HttpResponse>(absl::UnavailableError("timed out"));
+  });
+  absl::Status status = client->KvGet("a", {}, &call).status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  EXPECT_FALSE(IsNotSent(status));  // it was sent: a write's outcome would be unknown
 }
 
 TEST_F(ClientTest, TokenNeverAppearsInErrorMessages) {

@@ -1,0 +1,99 @@
+// integration/lock/lock_deadline_test.cc
+//
+// TryLock's deadline bounds everything inside it, even on a slow server: the acquire, the reads
+// and the session creation are cut at the deadline, and an acquire cut that way (which the
+// server may still apply) never leaves the key bound to the instance.
+#include <memory>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "integration/lock/lock_fixture.h"
+#include "lock/lock_manager.h"
+
+namespace registry::lock::testing {
+namespace {
+
+// Every request to the dev server waits this long: far longer than the TryLock timeouts below.
+constexpr absl::Duration kSlowServer = absl::Milliseconds(1500);
+constexpr absl::Duration kTimeout = absl::Milliseconds(150);
+
+TEST_F(LockTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
+  auto holder_repository = NewRepository();
+  auto holder_manager = NewManager(*holder_repository);
+  auto held = GetLock(*holder_manager, "slow");
+  ASSERT_TRUE(held->Lock().ok());
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto warm_up = GetLock(*manager, "warm-up");  // creates the instance session
+  ASSERT_TRUE(warm_up->Lock().ok());
+  ASSERT_TRUE(warm_up->Unlock().ok());
+  auto lock = GetLock(*manager, "slow");
+
+  server().SetLatency(kSlowServer);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<bool> acquired = lock->TryLock(kTimeout);
+  const absl::Duration took = absl::Now() - start;
+  server().SetLatency(absl::ZeroDuration());
+
+  ASSERT_TRUE(acquired.ok()) << acquired.status();
+  EXPECT_FALSE(*acquired);
+  EXPECT_GE(took, kTimeout);
+  // Waiting for the acquire's answer would take kSlowServer.
+  EXPECT_LT(took, kSlowServer) << "TryLock(" << kTimeout << ") took " << took;
+  EXPECT_FALSE(lock->IsHeldByCurrentThread());
+}
+
+TEST_F(LockTest, TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhenConsulIsSlow) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "slow-session");
+
+  server().SetLatency(kSlowServer);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<bool> acquired = lock->TryLock(kTimeout);
+  const absl::Duration took = absl::Now() - start;
+  server().SetLatency(absl::ZeroDuration());
+
+  ASSERT_TRUE(acquired.ok()) << acquired.status();
+  EXPECT_FALSE(*acquired);
+  EXPECT_LT(took, kSlowServer) << "TryLock(" << kTimeout << ") took " << took;
+  // The instance recovers: the next attempt creates a session and takes the free lock.
+  absl::StatusOr<bool> again = lock->TryLock(kPatience);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(*again);
+  ASSERT_TRUE(lock->Unlock().ok());
+}
+
+TEST_F(LockTest, AnAcquireCutByTheDeadlineNeverLeavesTheKeyBoundToTheInstance) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto warm_up = GetLock(*manager, "warm-up");
+  ASSERT_TRUE(warm_up->Lock().ok());
+  ASSERT_TRUE(warm_up->Unlock().ok());
+  auto lock = GetLock(*manager, "cut");
+
+  // The lock is free: the server applies the cut acquire once its latency has passed.
+  server().SetLatency(kSlowServer);
+  absl::StatusOr<bool> acquired = lock->TryLock(kTimeout);
+  server().SetLatency(absl::ZeroDuration());
+  ASSERT_TRUE(acquired.ok()) << acquired.status();
+  ASSERT_FALSE(*acquired);
+
+  // Another instance gets the lock: the instance released what the cut acquire took (its
+  // session lives on, so nothing else would).
+  auto other_repository = NewRepository();
+  auto other_manager = NewManager(*other_repository);
+  auto other = GetLock(*other_manager, "cut");
+  absl::StatusOr<bool> taken = other->TryLock(kPatience);
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_TRUE(*taken);
+  ASSERT_TRUE(other->Unlock().ok());
+  // And the instance itself can take it again.
+  absl::StatusOr<bool> retaken = lock->TryLock(kPatience);
+  ASSERT_TRUE(retaken.ok()) << retaken.status();
+  EXPECT_TRUE(*retaken);
+  ASSERT_TRUE(lock->Unlock().ok());
+}
+
+}  // namespace
+}  // namespace registry::lock::testing
