@@ -203,8 +203,11 @@ class ConsulRepository final : public Repository {
       data_listeners_.clear();
       engine = engine_.get();
     }
+    // The keeper first: its stop cancels every request and lock waiter (through the canceller),
+    // so that a data callback waiting in Lock() returns before the engine waits for it.
+    absl::Status status = keeper_.Stop();
     if (engine != nullptr) engine->Close();
-    return keeper_.Stop();
+    return status;
   }
 
   InstanceSession& session() { return session_; }

@@ -5,7 +5,8 @@
 // ("/metadata/db/tables/t1") relative to the configured namespace; two repositories with
 // different namespaces never see each other's keys.
 //
-// A valid key starts with '/', has no empty, "." or ".." segment, no control characters and no
+// A valid key is valid UTF-8 (Consul's JSON would replace other bytes, so the key read back
+// would differ), starts with '/', has no empty, "." or ".." segment, no control characters and no
 // leading or trailing spaces; "/" alone names the root (valid for GetChildrenKeys and Delete
 // only). Every method returns InvalidArgument, naming the key, for anything else.
 //
@@ -125,6 +126,8 @@ class Repository {
   // thread and fails later calls with FailedPrecondition. Safe to call twice; never blocks for
   // longer than the request timeout. Watches stop at once: no data listener is called after it
   // returns (called from inside a data listener, that listener's current call finishes).
+  // Requests in flight and lock waiters (also one inside a data listener) are failed first,
+  // with FailedPrecondition, so Close never waits for a listener that waits for a lock.
   virtual absl::Status Close() = 0;
 };
 

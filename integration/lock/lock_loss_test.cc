@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -153,6 +154,41 @@ TEST_F(LockTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
   EXPECT_FALSE(lock->IsHeldByCurrentThread());
   EXPECT_NE(HolderOf(*held), "");  // the other instance still holds it
   ASSERT_TRUE(held->Unlock().ok());
+}
+
+// A data callback may call any method, Lock included; Close cancels lock waiters before it
+// waits for running callbacks, or it would wait for one that waits for it.
+TEST_F(LockTest, CloseReturnsWhileAWatchCallbackWaitsForALockAndTheWaiterFails) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "held-here");
+  ASSERT_TRUE(lock->Lock().ok());  // this thread holds it: the callback waits in tier 1
+  absl::Notification entered;
+  absl::Notification returned;
+  absl::Status waited;
+  ASSERT_TRUE(repository
+                  ->Watch("/w",
+                          [&](const DataChangedEvent&) {
+                            if (entered.HasBeenNotified()) return;
+                            entered.Notify();
+                            waited = lock->Lock();
+                            returned.Notify();
+                          })
+                  .ok());
+  ASSERT_TRUE(repository->Persist("/w", "1").ok());
+  ASSERT_TRUE(entered.WaitForNotificationWithTimeout(kPatience));
+
+  absl::Notification closed;
+  std::thread closer([&] {
+    repository->Close().IgnoreError();
+    closed.Notify();
+  });
+  const bool closed_in_time = closed.WaitForNotificationWithTimeout(kPatience);
+  lock->Unlock().IgnoreError();  // lets a hung Close finish, so that the test ends either way
+  closer.join();
+  EXPECT_TRUE(closed_in_time) << "Close() waited for a callback that waited for a lock";
+  ASSERT_TRUE(returned.WaitForNotificationWithTimeout(kPatience));
+  EXPECT_TRUE(absl::IsFailedPrecondition(waited)) << waited;
 }
 
 }  // namespace
