@@ -123,10 +123,12 @@ class PluginRepository final : public Repository {
         link_(std::make_shared<internal::RepositoryLink>(library_, &api_, handle)) {}
   // Closes the repository (ephemeral keys vanish) and frees the handle; listeners are not called
   // afterwards. PluginWatch handles still held by the host then only free their listener.
-  // The listener slots are members, so they are freed only after destroy has stopped callbacks.
+  // The listener slots are freed only after destroy has stopped callbacks.
   ~PluginRepository() override {
     api_.destroy(handle_);
     link_->handle.store(nullptr);
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, slot] : listeners_) ListenerSlot::Retire(slot);
   }
   PluginRepository(const PluginRepository&) = delete;
   PluginRepository& operator=(const PluginRepository&) = delete;
@@ -220,29 +222,34 @@ class PluginRepository final : public Repository {
 
   // As AddConnectionListener, with the plugin's error.
   absl::StatusOr<int> AddConnectionListenerOrError(ConnectionListener listener) {
-    auto slot = std::make_unique<ListenerSlot>(ListenerSlot{std::move(listener)});
+    auto slot = std::make_unique<ListenerSlot>(std::move(listener));
     int64_t id = 0;
     RegistryError error{};
     absl::Status status = TakeStatus(
-        api_,
-        api_.add_connection_listener(handle_, &ListenerSlot::Trampoline, slot.get(), &id, &error),
+        api_, api_.add_connection_listener(handle_, &ConnectionTrampoline, slot.get(), &id, &error),
         &error);
     if (!status.ok()) return status;
+    // A listener that removed itself before this line is not called again; its slot is freed
+    // with the others after destroy.
     absl::MutexLock lock(&mu_);
-    listeners_[id] = std::move(slot);
+    listeners_[id] = slot.release();
     return static_cast<int>(id);
   }
 
+  // After it returns the listener is not running and not called again (from inside the
+  // listener: once the current call returns, and its slot is freed then).
   void RemoveConnectionListener(int id) override {
     RegistryError error{};
-    // After the call returns the plugin never calls the slot again, so it may be freed.
     (void)TakeStatus(api_, api_.remove_connection_listener(handle_, id, &error), &error);
-    std::unique_ptr<ListenerSlot> slot;
-    absl::MutexLock lock(&mu_);
-    auto it = listeners_.find(id);
-    if (it == listeners_.end()) return;
-    slot = std::move(it->second);
-    listeners_.erase(it);
+    ListenerSlot* slot = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = listeners_.find(id);
+      if (it == listeners_.end()) return;
+      slot = it->second;
+      listeners_.erase(it);
+    }
+    ListenerSlot::Retire(slot);
   }
 
   // Watches `key` and its subtree (the contract of Repository::Watch) until the returned handle
@@ -323,18 +330,14 @@ class PluginRepository final : public Repository {
   const PluginLibrary& library() const { return *library_; }
 
  private:
-  struct ListenerSlot {
-    ConnectionListener listener;
+  using ListenerSlot = internal::CallbackSlot<ConnectionListener>;
 
-    static void Trampoline(int32_t state, void* user_data) noexcept {
-      if (state < REGISTRY_CONNECTION_CONNECTED || state > REGISTRY_CONNECTION_RECONNECTED) return;
-      try {
-        static_cast<ListenerSlot*>(user_data)->listener(static_cast<ConnectionState>(state));
-      } catch (...) {
-        // A listener's exception must not unwind into the plugin; the C ABI has no channel for it.
-      }
-    }
-  };
+  static void ConnectionTrampoline(int32_t state, void* user_data) noexcept {
+    if (state < REGISTRY_CONNECTION_CONNECTED || state > REGISTRY_CONNECTION_RECONNECTED) return;
+    ListenerSlot::Run(user_data, [state](const ConnectionListener& listener) {
+      listener(static_cast<ConnectionState>(state));
+    });
+  }
   static_assert(static_cast<int>(ConnectionState::kConnected) == REGISTRY_CONNECTION_CONNECTED &&
                 static_cast<int>(ConnectionState::kSuspended) == REGISTRY_CONNECTION_SUSPENDED &&
                 static_cast<int>(ConnectionState::kLost) == REGISTRY_CONNECTION_LOST &&
@@ -369,8 +372,8 @@ class PluginRepository final : public Repository {
   RegistryRepository* const handle_;
   const std::shared_ptr<internal::RepositoryLink> link_;  // shared with PluginWatch handles
   absl::Mutex mu_;
-  // Slots outlive their registration; freed on removal or after destroy.
-  std::map<int64_t, std::unique_ptr<ListenerSlot>> listeners_ ABSL_GUARDED_BY(mu_);
+  // Owned; freed by ListenerSlot::Retire on removal or after destroy.
+  std::map<int64_t, ListenerSlot*> listeners_ ABSL_GUARDED_BY(mu_);
   // Watches registered through Watch(), by key; removed after destroy (they then only free).
   std::multimap<std::string, PluginWatch> watches_ ABSL_GUARDED_BY(mu_);
 };

@@ -129,6 +129,29 @@ TEST_F(ConsulSurfaceTest, WatchRemovedFromInsideItsCallbackIsNotCalledAgain) {
   EXPECT_EQ(calls, 1);
 }
 
+// The listener's own state (its captures) must stay alive until its call returns: under
+// AddressSanitizer a slot freed by the removal is a heap-use-after-free here.
+TEST_F(ConsulSurfaceTest, ConnectionListenerRemovedFromInsideItsCallbackFinishesItsCall) {
+  absl::Mutex mu;
+  int id = -1;
+  std::vector<std::string> seen;
+  absl::Notification done;
+  const std::string tag(64, 'x');  // long enough to live on the heap inside the listener
+  id = repository_->AddConnectionListener([&, tag](ConnectionState state) {
+    absl::MutexLock lock(&mu);
+    repository_->RemoveConnectionListener(id);
+    seen.push_back(
+        absl::StrCat(plugin::ConnectionStateCName(static_cast<int32_t>(state)), ":", tag));
+    if (!done.HasBeenNotified()) done.Notify();
+  });
+  ASSERT_GE(id, 0);
+  ASSERT_TRUE(repository_->PersistEphemeral("/online/me", "1").ok());  // creates the session
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], absl::StrCat("CONNECTED:", tag));
+}
+
 TEST_F(ConsulSurfaceTest, LockHeldThroughOneRepositoryKeepsAnotherWaitingUntilUnlocked) {
   std::unique_ptr<PluginRepository> other = NewRepository();
   ASSERT_NE(other, nullptr);
