@@ -197,8 +197,9 @@ struct RegistryPluginApi {
   int (*create_from_props)(const char* const* keys, const char* const* values, size_t count,
                            struct RegistryRepository** out, struct RegistryError* error);
 
-  /* Keys are NUL-terminated '/'-separated paths; values are byte buffers (`value` may be NULL
-   * when `value_len` is 0). A malformed key fails with REGISTRY_INVALID_ARGUMENT naming it. */
+  /* Keys are NUL-terminated '/'-separated UTF-8 paths; values are byte buffers (`value` may be
+   * NULL when `value_len` is 0). A malformed key (including one that is not valid UTF-8) fails
+   * with REGISTRY_INVALID_ARGUMENT naming it. */
 
   /* Reads `key`. Absent: returns REGISTRY_OK with *found = false and *value = NULL. Present:
    * *found = true and *value is a malloc'd buffer of *value_len bytes plus a terminating NUL

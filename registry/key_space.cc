@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "registry/utf8.h"
 
 namespace registry {
 namespace {
@@ -26,6 +27,12 @@ absl::Status CheckCommon(absl::string_view text, absl::string_view what) {
   if (std::any_of(text.begin(), text.end(), IsControl)) {
     return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", absl::CHexEscape(text),
                                                    "': contains a control character"));
+  }
+  // Consul's JSON turns invalid bytes into U+FFFD, so such a key would come back from a listing
+  // or a watch as a different key, which Get could not find.
+  if (!IsValidUtf8(text)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ", what, " '", absl::CHexEscape(text), "': not valid UTF-8"));
   }
   if (text.front() == ' ' || text.back() == ' ') {
     return absl::InvalidArgumentError(

@@ -6,9 +6,9 @@
 // key of namespace "ns2" does, and a subtree prefix always ends with '/', so the tree of "/a"
 // never contains "/ab".
 //
-// A valid key starts with '/', has no empty, "." or ".." segment (so no trailing '/'), no
-// control characters and no leading or trailing spaces. "/" alone is the root: valid only where
-// a caller allows it (GetChildrenKeys, Delete).
+// A valid key is valid UTF-8, starts with '/', has no empty, "." or ".." segment (so no
+// trailing '/'), no control characters and no leading or trailing spaces. "/" alone is the root:
+// valid only where a caller allows it (GetChildrenKeys, Delete).
 //
 // Thread safety: immutable after construction; pure functions.
 #ifndef REGISTRY_KEY_SPACE_H_
@@ -30,7 +30,8 @@ enum class RootKey { kRejected, kAllowed };
 absl::Status ValidateKey(absl::string_view key, RootKey root = RootKey::kRejected);
 
 // OK if `name` is a valid namespace: non-empty '/'-separated segments, none empty, "." or "..",
-// no control characters, no leading or trailing spaces. Else InvalidArgument naming it.
+// valid UTF-8, no control characters, no leading or trailing spaces. Else InvalidArgument naming
+// it.
 absl::Status ValidateNamespace(absl::string_view name);
 
 class KeySpace {

@@ -45,6 +45,16 @@ inline size_t Utf8SequenceLength(absl::string_view bytes, size_t i) {
   return length;
 }
 
+// True iff every byte of `text` belongs to a valid UTF-8 sequence (Utf8SequenceLength's rules).
+inline bool IsValidUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace registry
 
 #endif  // REGISTRY_UTF8_H_

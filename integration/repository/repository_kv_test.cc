@@ -220,6 +220,19 @@ TEST_F(RepositoryKvTest, InvalidKeysAreRejectedNamingTheKey) {
   EXPECT_EQ(repository->PersistEphemeral("/a/./b", "v").code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Consul's JSON would turn the byte into U+FFFD: a listing or a watch event would carry a key
+// that Get cannot find.
+TEST_F(RepositoryKvTest, KeysThatAreNotValidUtf8AreRejectedAndNothingIsWritten) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  absl::Status status = repository->Persist("/bytes/t\xE9", "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(), HasSubstr("not valid UTF-8"));
+  EXPECT_THAT(status.message(), HasSubstr("/bytes/t\\xe9"));
+  EXPECT_EQ(repository->PersistEphemeral("/bytes/\xFF", "v").code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(*repository->GetChildrenKeys("/bytes"), ::testing::IsEmpty());
+}
+
 TEST_F(RepositoryKvTest, ManyThreadsUsingEveryMethodAtOnceAllSucceed) {
   std::unique_ptr<Repository> repository = NewRepository();
   constexpr int kThreads = 8;

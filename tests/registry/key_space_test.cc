@@ -22,6 +22,24 @@ TEST(ValidateKeyTest, AcceptsAbsolutePaths) {
   EXPECT_TRUE(ValidateKey("/.hidden/x..y").ok());
 }
 
+TEST(ValidateKeyTest, AcceptsValidUtf8) {
+  EXPECT_TRUE(ValidateKey("/schemas/\xE8\xA1\xA8/t\xC3\xA9").ok());  // 表, é
+  EXPECT_TRUE(ValidateKey("/emoji/\xF0\x9F\x99\x82").ok());
+}
+
+TEST(ValidateKeyTest, RejectsInvalidUtf8NamingTheKey) {
+  for (const char* key : {"/a/\xFF", "/a/\xC3", "/\xC0\xAF", "/\xED\xA0\x80"}) {
+    absl::Status status = ValidateKey(key);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("not valid UTF-8")) << key;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("'/")) << key;
+  }
+}
+
+TEST(ValidateNamespaceTest, RejectsInvalidUtf8) {
+  EXPECT_EQ(ValidateNamespace("ns\xFF").code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ValidateKeyTest, RejectsEmptyKey) {
   absl::Status status = ValidateKey("");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
