@@ -127,6 +127,11 @@ void DevServer::DropNextReplies(int count, std::string path_prefix, std::string 
   faults_->DropNextReplies(count, std::move(path_prefix), std::move(method));
 }
 
+void DevServer::FailNextRepliesAfterApplying(int count, std::string path_prefix,
+                                             std::string method) {
+  faults_->FailNextRepliesAfterApplying(count, std::move(path_prefix), std::move(method));
+}
+
 void DevServer::DropAllConnections() { http_->DropAllConnections(); }
 
 void DevServer::ClearFaults() { faults_->Clear(); }

@@ -79,6 +79,9 @@ class DevServer {
   // ("" for any) are handled (writes applied), then their connection is closed without the
   // reply: a server dying between applying a write and answering it.
   void DropNextReplies(int count, std::string path_prefix = "", std::string method = "");
+  // As DropNextReplies, but each reply is a 500 (a raft apply that timed out and landed later).
+  void FailNextRepliesAfterApplying(int count, std::string path_prefix = "",
+                                    std::string method = "");
   // Closes every open connection now, without replies (blocked queries included).
   void DropAllConnections();
   // Clears latency, pending failures, drops and reply drops.

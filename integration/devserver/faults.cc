@@ -46,16 +46,25 @@ void FaultInjector::DropNextReplies(int count, std::string path_prefix, std::str
   reply_drops_left_ = std::max(count, 0);
   reply_drop_prefix_ = std::move(path_prefix);
   reply_drop_method_ = std::move(method);
+  reply_fault_ = ReplyFault::kDrop;
 }
 
-bool FaultInjector::ConsumeReplyDrop(absl::string_view method, absl::string_view path) {
+void FaultInjector::FailNextRepliesAfterApplying(int count, std::string path_prefix,
+                                                 std::string method) {
+  DropNextReplies(count, std::move(path_prefix), std::move(method));
+  absl::MutexLock lock(&mu_);
+  reply_fault_ = ReplyFault::kServerError;
+}
+
+FaultInjector::ReplyFault FaultInjector::ConsumeReplyFault(absl::string_view method,
+                                                           absl::string_view path) {
   absl::MutexLock lock(&mu_);
   if (reply_drops_left_ == 0 || !absl::StartsWith(path, reply_drop_prefix_) ||
       (!reply_drop_method_.empty() && method != reply_drop_method_)) {
-    return false;
+    return ReplyFault::kNone;
   }
   --reply_drops_left_;
-  return true;
+  return reply_fault_;
 }
 
 void FaultInjector::Clear() {

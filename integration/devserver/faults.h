@@ -40,8 +40,13 @@ class FaultInjector {
   // closed instead of the reply: a server dying between applying a write and answering it. The
   // filter lets a test aim at one write while other requests (reads, renewals) go on.
   void DropNextReplies(int count, std::string path_prefix = "", std::string method = "");
-  // Consumes one pending reply drop matching the request; true if its reply must be dropped.
-  bool ConsumeReplyDrop(absl::string_view method, absl::string_view path);
+  // As DropNextReplies, but the reply is replaced by a 500, as Consul answers when a raft apply
+  // times out on the leader and is committed later: the write is applied, the client told 500.
+  void FailNextRepliesAfterApplying(int count, std::string path_prefix = "",
+                                    std::string method = "");
+  enum class ReplyFault { kNone, kDrop, kServerError };
+  // Consumes one pending reply fault matching the request and says which it is.
+  ReplyFault ConsumeReplyFault(absl::string_view method, absl::string_view path);
 
   // Clears latency and every pending failure, drop and reply drop.
   void Clear();
@@ -52,6 +57,7 @@ class FaultInjector {
   int failures_left_ ABSL_GUARDED_BY(mu_) = 0;
   int drops_left_ ABSL_GUARDED_BY(mu_) = 0;
   int reply_drops_left_ ABSL_GUARDED_BY(mu_) = 0;
+  ReplyFault reply_fault_ ABSL_GUARDED_BY(mu_) = ReplyFault::kDrop;
   std::string reply_drop_prefix_ ABSL_GUARDED_BY(mu_);
   std::string reply_drop_method_ ABSL_GUARDED_BY(mu_);
 };

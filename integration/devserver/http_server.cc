@@ -195,7 +195,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.reset();
     keep_alive_ = message.keep_alive();
     request_ = HttpRequest{};
-    drop_reply_ = false;
+    reply_fault_ = FaultInjector::ReplyFault::kNone;
     request_.method = std::string(message.method_string());
     auto target = ParseTarget(std::string(message.target()));
     if (!target.ok()) return SendPlain(400, target.status().message(), /*close=*/false);
@@ -209,7 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     FaultInjector* faults = server_->faults();
     if (Api::IsFaultablePath(request_.path)) {
       if (faults->ConsumeDrop()) return Close();
-      drop_reply_ = faults->ConsumeReplyDrop(request_.method, request_.path);
+      reply_fault_ = faults->ConsumeReplyFault(request_.method, request_.path);
       const absl::Duration latency = faults->latency();
       if (latency > absl::ZeroDuration()) {
         const uint64_t generation = ++timer_generation_;
@@ -335,7 +335,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Send(HttpResponse response) {
     if (closed_) return;
-    if (drop_reply_) return Close();  // handled, but the client never hears of it
+    // Handled, but the client never hears of it, or hears a 500.
+    if (reply_fault_ == FaultInjector::ReplyFault::kDrop) return Close();
+    if (reply_fault_ == FaultInjector::ReplyFault::kServerError) {
+      response = HttpResponse();
+      response.status = 500;
+      response.content_type = "text/plain; charset=utf-8";
+      response.body = "rpc error making call: timed out enqueuing operation";
+    }
     auto message = std::make_shared<http::response<http::string_body>>();
     message->version(11);
     message->result(static_cast<unsigned>(response.status));
@@ -365,7 +372,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool keep_alive_ = true;
   bool closed_ = false;
   bool linger_ = false;
-  bool drop_reply_ = false;  // the current request was handled; close instead of replying
+  // The current request is handled, then its reply replaced (kDrop: closed without one).
+  FaultInjector::ReplyFault reply_fault_ = FaultInjector::ReplyFault::kNone;
   std::unique_ptr<std::array<char, 4096>> scratch_;  // discarded input while lingering
   asio::steady_timer timer_;  // injected latency, then the blocking-query deadline
   uint64_t timer_generation_ = 0;

@@ -251,6 +251,21 @@ TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASession
   EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
 }
 
+// Consul answers 500 when a raft apply times out on the leader and is committed later.
+TEST_F(RepositoryEphemeralTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtBack) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/gone", "x").ok());
+  server().FailNextRepliesAfterApplying(1, "/v1/txn", "PUT");
+  absl::Status deleted = repository->Delete("/online/gone");
+  EXPECT_TRUE(deleted.ok()) << deleted;
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
+  EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
+}
+
 TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNotStolenBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> first = NewRepository();

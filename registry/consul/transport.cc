@@ -1,6 +1,9 @@
 #include "registry/consul/transport.h"
 
+#include <optional>
+
 #include "absl/strings/cord.h"
+#include "registry/consul/errors.h"
 
 namespace registry::consul {
 namespace {
@@ -27,7 +30,11 @@ bool IsConnectionError(const absl::Status& status) {
 }
 
 bool IsUnknownOutcome(const absl::Status& status) {
-  return absl::IsUnavailable(status) && !IsConnectionError(status);
+  if (absl::IsUnavailable(status)) return !IsConnectionError(status);
+  // Any other 5xx (errors.h maps it to Internal): Consul answers 500 when a raft apply times out
+  // on the leader, and the write may still be committed.
+  const std::optional<int> http = HttpStatusOf(status);
+  return absl::IsInternal(status) && http.has_value() && *http >= 500;
 }
 
 }  // namespace registry::consul

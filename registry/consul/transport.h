@@ -49,8 +49,9 @@ absl::Status ConnectionError(absl::string_view message);
 bool IsConnectionError(const absl::Status& status);
 
 // True when a write that failed with `status` may nonetheless have been applied: Unavailable
-// other than a connection error (the reply was lost or timed out, or a server answered 5xx,
-// which Consul also does for a raft apply that times out and lands later). A caller that must
+// other than a connection error (the reply was lost or timed out, or a 502/503/504), and any
+// other 5xx answer (Internal; Consul answers 500 for a raft apply that times out and lands
+// later). Not for an invalid session (FailedPrecondition) or any 4xx. A caller that must
 // know re-reads what the write would have changed.
 bool IsUnknownOutcome(const absl::Status& status);
 

@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "registry/consul/kv.h"
+#include "registry/consul/transport.h"
 #include "tests/registry/consul/mock_transport.h"
 
 namespace registry::consul {
@@ -34,6 +35,23 @@ TEST(ErrorFromResponseTest, LeaderlessServerErrorIsUnavailable) {
   HttpResponse response = Response(500, "rpc error making call: No cluster leader");
   EXPECT_TRUE(IsNoLeaderResponse(response));
   EXPECT_TRUE(absl::IsUnavailable(ErrorFromResponse(PutA(), response)));
+}
+
+TEST(IsUnknownOutcomeTest, AnyServerErrorMayHaveBeenApplied) {
+  // A raft apply that timed out on the leader may still be committed.
+  EXPECT_TRUE(IsUnknownOutcome(
+      ErrorFromResponse(PutA(), Response(500, "rpc error making call: timed out enqueuing"))));
+  EXPECT_TRUE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(503, "busy"))));
+  EXPECT_TRUE(IsUnknownOutcome(absl::UnavailableError("reply lost")));
+}
+
+TEST(IsUnknownOutcomeTest, DefiniteAnswersAndUnsentRequestsAreKnown) {
+  EXPECT_FALSE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(403, "Permission denied"))));
+  EXPECT_FALSE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(400, "Bad"))));
+  EXPECT_FALSE(IsUnknownOutcome(
+      ErrorFromResponse(PutA(), Response(500, "Invalid session \"4f1a1d2e-0000\""))));
+  EXPECT_FALSE(IsUnknownOutcome(ConnectionError("connection refused")));
+  EXPECT_FALSE(IsUnknownOutcome(absl::InternalError("not an HTTP answer")));
 }
 
 TEST(ErrorFromResponseTest, InvalidSessionIsFailedPrecondition) {
