@@ -89,7 +89,10 @@ class Repository {
                                                          absl::string_view value) = 0;
 
   // Registers `listener` for connection-state changes; returns an id for removal. Listeners are
-  // called from a background thread, one at a time, never while a repository lock is held.
+  // called from a background thread, one at a time, never while a repository lock is held, and
+  // never on the thread that renews the session: a listener may call any method (a LOST
+  // listener's PersistEphemeral or lock waits for the new session and does not delay it). When
+  // LOST arrives, every lock held with the lost session already reports lost().
   virtual int AddConnectionListener(ConnectionListener listener) = 0;
 
   // Removes a listener; after it returns the listener is not called again.

@@ -1,7 +1,8 @@
 // registry/session_keeper.cc
 //
-// The session life cycle, the background thread and event delivery. The ephemeral writes
-// (Bind, PersistentWrite, Update and the re-persist pass) are in session_keeper_writes.cc.
+// The session life cycle, the background threads (renewal; event delivery) and event delivery. The
+// ephemeral writes (Bind, PersistentWrite, Update and the re-persist pass) are in
+// session_keeper_writes.cc.
 #include "registry/session_keeper.h"
 
 #include <algorithm>
@@ -20,18 +21,21 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
 
 SessionKeeper::~SessionKeeper() {
   Stop().IgnoreError();
-  std::thread thread;
+  std::thread threads[2];
   {
     absl::MutexLock lock(&mu_);
-    thread = std::move(thread_);
+    threads[0] = std::move(thread_);
+    threads[1] = std::move(notifier_);
   }
-  if (!thread.joinable()) return;
-  if (thread.get_id() == std::this_thread::get_id()) {
-    // The thread would return into a destroyed object: a programming error, not a race.
-    std::fprintf(stderr, "registry: repository destroyed from its own listener; aborting\n");
-    std::abort();
+  for (std::thread& thread : threads) {
+    if (!thread.joinable()) continue;
+    if (thread.get_id() == std::this_thread::get_id()) {
+      // The thread would return into a destroyed object: a programming error, not a race.
+      std::fprintf(stderr, "registry: repository destroyed from its own listener; aborting\n");
+      std::abort();
+    }
+    thread.join();
   }
-  thread.join();
 }
 
 absl::Status SessionKeeper::ClosedError() const {
@@ -45,14 +49,17 @@ bool SessionKeeper::stopped() {
 
 absl::Status SessionKeeper::Stop() {
   std::thread thread;
+  std::thread notifier;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     stopping_ = true;
     if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
+    if (notifier_id_ != std::this_thread::get_id()) notifier = std::move(notifier_);
   }
   canceller_.Cancel();  // in-flight renewals, creations and user requests return at once
   if (thread.joinable()) thread.join();
+  if (notifier.joinable()) notifier.join();
   std::vector<std::string> doomed;
   {
     absl::MutexLock lock(&mu_);
@@ -157,6 +164,8 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
   const bool first = phase_ == Phase::kNone;
   const absl::Time now = absl::Now();
   session_id_ = std::move(id);
+  // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
+  events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
   last_renewed_ = now;
   next_renew_ = now + options_.ttl / 2;
   renew_failures_ = 0;
@@ -169,13 +178,14 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
     restore_needed_ = true;
     next_restore_ = now;
   }
-  events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
   if (first) StartThreadLocked();
 }
 
 void SessionKeeper::StartThreadLocked() {
   thread_ = std::thread([this] { Run(); });
   thread_id_ = thread_.get_id();
+  notifier_ = std::thread([this] { Notify(); });
+  notifier_id_ = notifier_.get_id();
 }
 
 void SessionKeeper::PublishLocked(ConnectionState state) {
@@ -195,7 +205,7 @@ absl::Duration SessionKeeper::BackoffLocked(int failures) {
   return delay / 2 + absl::Uniform(bitgen_, 0.0, 1.0) * (delay / 2);
 }
 
-bool SessionKeeper::ShouldWakeLocked() const { return stopping_ || wake_ || !events_.empty(); }
+bool SessionKeeper::ShouldWakeLocked() const { return stopping_ || wake_; }
 
 absl::Time SessionKeeper::NextDueLocked() const {
   absl::Time due = absl::InfiniteFuture();
@@ -208,10 +218,6 @@ absl::Time SessionKeeper::NextDueLocked() const {
 void SessionKeeper::Run() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
-    if (!events_.empty()) {
-      DeliverEventsLocked();
-      continue;
-    }
     const absl::Time now = absl::Now();
     if (wake_) {
       wake_ = false;
@@ -228,6 +234,16 @@ void SessionKeeper::Run() {
       mu_.AwaitWithDeadline(absl::Condition(this, &SessionKeeper::ShouldWakeLocked),
                             NextDueLocked());
     }
+  }
+}
+
+void SessionKeeper::Notify() {
+  absl::MutexLock lock(&mu_);
+  auto has_work = [this]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !events_.empty(); };
+  while (!stopping_) {
+    mu_.Await(absl::Condition(&has_work));
+    DeliverEventsLocked();
   }
 }
 
@@ -279,8 +295,9 @@ void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   phase_ = Phase::kLost;
   renew_failures_ = 0;
   next_create_ = absl::Now();
-  PublishLocked(ConnectionState::kLost);
+  // Observers first: held locks are marked lost before a listener hears LOST.
   events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
+  PublishLocked(ConnectionState::kLost);
 }
 
 void SessionKeeper::RecreateLocked() {
@@ -344,7 +361,7 @@ int SessionKeeper::AddCallback(Callback callback) {
 void SessionKeeper::RemoveCallback(int id) {
   absl::MutexLock lock(&mu_);
   callbacks_.erase(id);
-  if (std::this_thread::get_id() == thread_id_) return;  // removing itself from its own call
+  if (std::this_thread::get_id() == notifier_id_) return;  // removing itself from its own call
   auto done = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return calling_id_ != id; };
   mu_.Await(absl::Condition(&done));
 }

@@ -11,8 +11,10 @@
 //    ephemeral key to it again (LOST, then RECONNECTED once all are back); a key made by an
 //    exclusive write is taken back only if it is absent or still held by an earlier session of
 //    this instance, otherwise it is forgotten.
-//  - Connection listeners and session observers are called from that thread, in order, with no
-//    lock held.
+//  - Connection listeners and session observers are called from a second thread, the notifier,
+//    in order, with no lock held: never from the thread that renews, so a listener may call any
+//    method (even one that waits for a new session) without stalling renewal. On a loss, the
+//    observers (held locks) learn of it before the listeners hear LOST.
 //
 // Write ordering: ephemeral writes and re-persisting hold `write_mu_` exclusively for one attempt
 // at a time; persistent writes (Persist, Update, Delete) hold it shared and then forget (or, for
@@ -133,6 +135,8 @@ class SessionKeeper {
 
   void StartThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
+  // The notifier's loop: delivers events until stopped.
+  void Notify();
   void RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RestorePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -185,10 +189,13 @@ class SessionKeeper {
   std::vector<std::string> orphans_ ABSL_GUARDED_BY(mu_);  // created while stopping
   bool swept_ ABSL_GUARDED_BY(mu_) = false;                // Stop() destroyed the sessions
 
-  // Started with the first session; joined by Stop() (or by the destructor when Stop() ran on
-  // this very thread, from a listener).
+  // Both started with the first session; joined by Stop() (the notifier by the destructor when
+  // Stop() ran on it, from a listener). thread_ renews and re-creates the session and restores
+  // keys; notifier_ delivers events_ and nothing else.
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   std::thread::id thread_id_ ABSL_GUARDED_BY(mu_);
+  std::thread notifier_ ABSL_GUARDED_BY(mu_);
+  std::thread::id notifier_id_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace registry

@@ -156,6 +156,29 @@ TEST_F(LockTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
   ASSERT_TRUE(held->Unlock().ok());
 }
 
+// A host that checks its locks when it hears LOST finds them lost.
+TEST_F(LockTest, ConnectionListenersHearLostAfterTheLocksOfTheSessionAreMarkedLost) {
+  absl::Notification told;
+  bool lost_when_told = false;
+  auto repository = NewRepository();
+  // No key monitor: it would see the key go before the session keeper sees the session go.
+  LockManagerOptions options;
+  options.monitor_delay = absl::InfiniteDuration();
+  auto manager = NewManager(*repository, options);
+  auto lock = GetLock(*manager, "order");
+  ASSERT_TRUE(lock->Lock().ok());
+  DistributedLock* held = lock.get();
+  repository->AddConnectionListener([&, held](ConnectionState state) {
+    if (state != ConnectionState::kLost || told.HasBeenNotified()) return;
+    lost_when_told = held->lost();
+    told.Notify();
+  });
+  ASSERT_TRUE(server().ExpireSession(HolderOf(*lock)).ok());
+  ASSERT_TRUE(told.WaitForNotificationWithTimeout(kPatience));
+  EXPECT_TRUE(lost_when_told);
+  lock->Unlock().IgnoreError();
+}
+
 // A data callback may call any method, Lock included; Close cancels lock waiters before it
 // waits for running callbacks, or it would wait for one that waits for it.
 TEST_F(LockTest, CloseReturnsWhileAWatchCallbackWaitsForALockAndTheWaiterFails) {

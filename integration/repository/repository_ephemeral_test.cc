@@ -266,6 +266,30 @@ TEST_F(RepositoryEphemeralTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtB
   EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
 }
 
+// Listeners never run on the thread that renews and re-creates the session, so one that waits
+// for the new session (an ephemeral write during LOST) gets it.
+TEST_F(RepositoryEphemeralTest, LostListenerMayMakeAnEphemeralWriteThatWaitsForTheNewSession) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  absl::Notification wrote;
+  absl::Status written;
+  std::unique_ptr<Repository> repository = NewRepository();
+  Repository* self = repository.get();
+  repository->AddConnectionListener([&, self](ConnectionState state) {
+    if (state != ConnectionState::kLost || wrote.HasBeenNotified()) return;
+    written = self->PersistEphemeral("/online/from-listener", "x");
+    wrote.Notify();
+  });
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(wrote.WaitForNotificationWithTimeout(kPatience));
+  EXPECT_TRUE(written.ok()) << written;
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  EXPECT_THAT(*repository->Get("/online/from-listener"), Optional(std::string("x")));
+  EXPECT_EQ(HolderOf("ns/online/from-listener"), SessionOf(*repository));
+}
+
 TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNotStolenBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> first = NewRepository();
