@@ -260,6 +260,7 @@ void DistributedLock::ReleaseAfterUnknownAcquire(const std::string& session) {
 }
 
 absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,
+                                          const std::string& consul_key, bool tree,
                                           std::vector<consul::TxnOp> writes) {
   const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
   std::string session;
@@ -285,14 +286,26 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   ops.reserve(writes.size() + 1);
   ops.push_back(consul::TxnOp::CheckSession(key_, session));
   for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
-  absl::StatusOr<consul::TxnResult> result = core_->client().Txn(ops, core_->canceller());
-  // A lost reply leaves the outcome unknown. The writes are plain sets and deletes and the
-  // check is made again, so sending the txn again is safe: it lands only while the lock is held.
-  consul::UnknownOutcomes unknown(*core_->canceller(), kMaxFencedResends);
-  while (!result.ok() && unknown.Retry(result.status())) {
-    result = core_->client().Txn(ops, core_->canceller());
-  }
-  const bool unknown_before = !unknown.last().ok();
+  absl::StatusOr<consul::TxnResult> result;
+  bool unknown_before = false;
+  // Through the instance's bookkeeping, as Persist and Delete: once written, the keys are no
+  // longer re-created (with their old values) after a session loss.
+  core_->session()
+      .PersistentWrite(consul_key, tree,
+                       [&]() -> absl::Status {
+                         result = core_->client().Txn(ops, core_->canceller());
+                         // A lost reply leaves the outcome unknown. The writes are plain sets and
+                         // deletes and the check is made again, so sending the txn again is safe:
+                         // it lands only while the lock is held.
+                         consul::UnknownOutcomes unknown(*core_->canceller(), kMaxFencedResends);
+                         while (!result.ok() && unknown.Retry(result.status())) {
+                           result = core_->client().Txn(ops, core_->canceller());
+                         }
+                         unknown_before = !unknown.last().ok();
+                         if (!result.ok()) return result.status();
+                         return result->committed ? absl::OkStatus() : absl::AbortedError("");
+                       })
+      .IgnoreError();  // `result` says what happened
   core_->EndCall();
   if (!result.ok()) {
     return absl::Status(result.status().code(),
@@ -318,9 +331,13 @@ absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::s
     return absl::Status(status.code(), absl::StrCat("PersistIfHeld under lock '", lock.name(),
                                                     "': ", status.message()));
   }
+  const std::string consul_key = lock.core_->key_space().ConsulKey(key);
+  // Delete, then set: a plain set keeps a holder session, and like Persist a fenced persist
+  // leaves the key persistent.
   std::vector<consul::TxnOp> writes;
-  writes.push_back(consul::TxnOp::Set(lock.core_->key_space().ConsulKey(key), std::string(value)));
-  return lock.FencedWrite("PersistIfHeld", key, std::move(writes));
+  writes.push_back(consul::TxnOp::Delete(consul_key));
+  writes.push_back(consul::TxnOp::Set(consul_key, std::string(value)));
+  return lock.FencedWrite("PersistIfHeld", key, consul_key, /*tree=*/false, std::move(writes));
 }
 
 absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
@@ -330,9 +347,10 @@ absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
   }
   const KeySpace& space = lock.core_->key_space();
   std::vector<consul::TxnOp> writes;
-  writes.push_back(consul::TxnOp::Delete(space.ConsulKey(key)));
+  const std::string consul_key = space.ConsulKey(key);
+  writes.push_back(consul::TxnOp::Delete(consul_key));
   writes.push_back(consul::TxnOp::DeleteTree(space.TreePrefix(key)));
-  return lock.FencedWrite("DeleteIfHeld", key, std::move(writes));
+  return lock.FencedWrite("DeleteIfHeld", key, consul_key, /*tree=*/true, std::move(writes));
 }
 
 }  // namespace registry::lock

@@ -165,8 +165,10 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   void ReleaseInBackground(std::string session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Best-effort release after an acquire whose outcome is unknown (the background task).
   void ReleaseAfterUnknownAcquire(const std::string& session);
-  // A fenced transaction: check-session on the lock key, then `writes` on `key`.
+  // A fenced transaction: check-session on the lock key, then `writes`, which leave repository
+  // key `key` (Consul key `consul_key`, and with `tree` its subtree) persistent or deleted.
   absl::Status FencedWrite(absl::string_view op, absl::string_view key,
+                           const std::string& consul_key, bool tree,
                            std::vector<consul::TxnOp> writes);
 
   // Marks hold `hold_id` lost (if it is current and not lost yet) and schedules the listeners.
@@ -237,15 +239,16 @@ absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& reposito
 
 // Sets repository key `key` to `value` iff this instance holds `lock` at that moment, as one
 // Consul transaction (check-session on the lock key + set). The calling thread must hold the
-// lock. Like Repository::Persist it creates or overwrites the key; a key bound to a session
-// keeps that binding. Errors: InvalidArgument for a bad key or a value over 512 KiB;
-// FailedPrecondition if the calling thread does not hold the lock; Aborted if the hold was lost
-// (the loss is then reported as any other); Consul errors as reported. Every message names the
-// lock and the key.
+// lock. Like Repository::Persist it creates or overwrites the key and leaves it persistent (an
+// ephemeral key of this instance is no longer re-created after a session loss). Errors:
+// InvalidArgument for a bad key or a value over 512 KiB; FailedPrecondition if the calling thread
+// does not hold the lock; Aborted if the hold was lost (the loss is then reported as any other);
+// Consul errors as reported. Every message names the lock and the key.
 absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value);
 
-// Deletes repository key `key` and its subtree (as Repository::Delete) iff this instance holds
-// `lock`, as one Consul transaction. Errors as PersistIfHeld.
+// Deletes repository key `key` and its subtree (as Repository::Delete: ephemeral keys of this
+// instance among them are not re-created after a session loss) iff this instance holds `lock`,
+// as one Consul transaction. Errors as PersistIfHeld.
 absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key);
 
 }  // namespace registry::lock

@@ -43,6 +43,10 @@ class ConsulInstanceSession final : public InstanceSession {
   absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
     return keeper_.AcquireSessionId(deadline);
   }
+  absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
+                               absl::FunctionRef<absl::Status()> write) override {
+    return keeper_.PersistentWrite(consul_key, tree, write);
+  }
   std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
   void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
   int AddSessionObserver(Observer observer) override {

@@ -21,6 +21,8 @@
 #include <functional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "registry/consul/canceller.h"
@@ -48,6 +50,13 @@ class InstanceSession {
   // DeadlineExceeded when `deadline` passed first (a create cut by it may leave a session on
   // the server, which expires by its TTL).
   virtual absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) = 0;
+
+  // Runs `write`, which leaves `consul_key` (and with `tree` every key below it) persistent or
+  // deleted, ordered against the instance's ephemeral writes; once it succeeds the instance no
+  // longer re-creates those keys after a session loss. For writes made outside the repository's
+  // own methods, such as fenced writes. Returns what `write` returns.
+  virtual absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
+                                       absl::FunctionRef<absl::Status()> write) = 0;
 
   // The live session id, or "" when there is none (never created, lost, or closed).
   virtual std::string CurrentSessionId() = 0;

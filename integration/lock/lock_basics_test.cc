@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -215,6 +216,34 @@ TEST_F(LockTest, FencedWriteWhoseReplyIsLostIsSentAgainAndSucceeds) {
   EXPECT_EQ(repository->Get("/metadata/version").value(), std::nullopt);
   EXPECT_FALSE(lock->lost());
   ASSERT_TRUE(lock->Unlock().ok());
+}
+
+// Fenced writes go through the ephemeral bookkeeping, as Persist and Delete do: after a session
+// loss the instance re-creates none of the ephemeral keys they overwrote or deleted.
+TEST_F(LockTest, FencedWritesOfEphemeralKeysAreNotUndoneAfterASessionLoss) {
+  absl::Notification reconnected;
+  auto repository = NewRepository();
+  repository->AddConnectionListener([&](ConnectionState state) {
+    if (state == ConnectionState::kReconnected && !reconnected.HasBeenNotified()) {
+      reconnected.Notify();
+    }
+  });
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "schema");
+  ASSERT_TRUE(repository->PersistEphemeral("/online/node", "old").ok());
+  ASSERT_TRUE(repository->PersistEphemeral("/gone/child", "x").ok());
+  ASSERT_TRUE(repository->PersistEphemeral("/kept", "k").ok());
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(PersistIfHeld(*lock, "/online/node", "new").ok());
+  EXPECT_EQ(KeySession("locks/online/node"), "");  // persistent now, like Persist leaves it
+  ASSERT_TRUE(DeleteIfHeld(*lock, "/gone").ok());
+  ASSERT_TRUE(lock->Unlock().ok());
+
+  ASSERT_TRUE(server().ExpireSession(*KeySession("locks/kept")).ok());
+  ASSERT_TRUE(reconnected.WaitForNotificationWithTimeout(kPatience));
+  EXPECT_EQ(repository->Get("/kept").value(), "k");  // the restore pass ran
+  EXPECT_EQ(repository->Get("/online/node").value(), "new");
+  EXPECT_EQ(repository->Get("/gone/child").value(), std::nullopt);
 }
 
 TEST_F(LockTest, LockKeysDoNotCollideWithRepositoryKeys) {

@@ -46,6 +46,10 @@ class FakeInstanceSession : public InstanceSession {
     if (session_.empty()) session_ = "s1";
     return session_;
   }
+  absl::Status PersistentWrite(absl::string_view /*consul_key*/, bool /*tree*/,
+                               absl::FunctionRef<absl::Status()> write) override {
+    return write();
+  }
   std::string CurrentSessionId() override {
     absl::MutexLock lock(&mu_);
     return session_;

@@ -343,13 +343,16 @@ TEST_F(LockManagerTest, FencedWriteIsOneTransactionCheckingTheLockSession) {
   ASSERT_TRUE(PersistIfHeld(*lock, "/meta/v", "7").ok());
   ASSERT_TRUE(lock->Unlock().ok());
   nlohmann::json ops = nlohmann::json::parse(txn.body);
-  ASSERT_EQ(ops.size(), 2u);
+  ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[0]["KV"]["Verb"], "check-session");
   EXPECT_EQ(ops[0]["KV"]["Key"], "ns/lock/a/");
   EXPECT_EQ(ops[0]["KV"]["Session"], "s1");
-  EXPECT_EQ(ops[1]["KV"]["Verb"], "set");
+  // Delete, then set: the key ends persistent even if a session held it.
+  EXPECT_EQ(ops[1]["KV"]["Verb"], "delete");
   EXPECT_EQ(ops[1]["KV"]["Key"], "ns/meta/v");
-  EXPECT_EQ(ops[1]["KV"]["Value"], "Nw==");  // base64 of "7"
+  EXPECT_EQ(ops[2]["KV"]["Verb"], "set");
+  EXPECT_EQ(ops[2]["KV"]["Key"], "ns/meta/v");
+  EXPECT_EQ(ops[2]["KV"]["Value"], "Nw==");  // base64 of "7"
 }
 
 TEST_F(LockManagerTest, FencedWriteRefusedByConsulIsAbortedNamingTheLockAndMarksItLost) {
