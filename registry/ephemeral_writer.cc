@@ -69,6 +69,35 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
   return BindOutcome::kChanged;
 }
 
+absl::StatusOr<BatchBindOutcome> AttemptCreateBatch(consul::Client& client,
+                                                    absl::Span<const BindRequest> requests,
+                                                    consul::Canceller* canceller) {
+  std::vector<TxnOp> ops;
+  ops.reserve(2 * requests.size());
+  for (const BindRequest& request : requests) {
+    ops.push_back(TxnOp::CheckNotExists(request.consul_key));
+    ops.push_back(TxnOp::Lock(request.consul_key, request.value, request.session));
+  }
+  ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
+  BatchBindOutcome outcome;
+  if (result.committed) return outcome;
+  if (AnyErrorSays(result, "invalid session")) {
+    outcome.outcome = BindOutcome::kBadSession;
+    return outcome;
+  }
+  for (const consul::TxnError& error : result.errors) {
+    if (error.op_index % 2 == 0 && error.op_index / 2 < requests.size()) {
+      outcome.existing.push_back(error.op_index / 2);  // its check-not-exists failed
+    }
+  }
+  // A lock-delay refusal of an absent key: the keys of one lost session share their delay.
+  outcome.outcome = outcome.existing.empty() && AnyErrorSays(result, "lock delay")
+                        ? BindOutcome::kLockDelay
+                    : outcome.existing.empty() ? BindOutcome::kChanged
+                                               : BindOutcome::kExists;
+  return outcome;
+}
+
 absl::StatusOr<BindOutcome> ResolveUnknownOutcome(consul::Client& client,
                                                   absl::string_view consul_key,
                                                   absl::string_view value,

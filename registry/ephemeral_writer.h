@@ -14,10 +14,12 @@
 #define REGISTRY_EPHEMERAL_WRITER_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "registry/consul/client.h"
 
 namespace registry {
@@ -54,6 +56,26 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
                                                    absl::string_view value,
                                                    absl::string_view session,
                                                    consul::Canceller* canceller);
+
+// Keys per transaction of AttemptCreateBatch: two ops each, within Consul 1.8.7's limit of 64
+// ops per transaction (128 since 1.14).
+inline constexpr size_t kMaxKeysPerBatch = 32;
+
+struct BatchBindOutcome {
+  // kBound: every key is bound. kBadSession, kLockDelay: refused for that reason (nothing
+  // written). kExists: nothing written because the keys at `existing` (indexes into the
+  // requests) exist: bind them one by one, then send the rest again.
+  BindOutcome outcome = BindOutcome::kBound;
+  std::vector<size_t> existing;
+};
+
+// One transaction creating every key of `requests` (at most kMaxKeysPerBatch) bound to its
+// session if it is absent: check-not-exists + lock per key, so it binds all or none. After a
+// session loss the server has deleted the lost session's keys, so one such transaction restores
+// many keys in one round trip. Errors are the client's.
+absl::StatusOr<BatchBindOutcome> AttemptCreateBatch(consul::Client& client,
+                                                    absl::Span<const BindRequest> requests,
+                                                    consul::Canceller* canceller);
 
 // After an attempt at binding `consul_key` = `value` to `session` failed with an unknown
 // outcome (consul::IsUnknownOutcome), reads the key to learn what became of it: kBound if the key

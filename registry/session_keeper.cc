@@ -21,11 +21,12 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
 
 SessionKeeper::~SessionKeeper() {
   Stop().IgnoreError();
-  std::thread threads[2];
+  std::thread threads[3];
   {
     absl::MutexLock lock(&mu_);
     threads[0] = std::move(thread_);
     threads[1] = std::move(notifier_);
+    threads[2] = std::move(restorer_);
   }
   for (std::thread& thread : threads) {
     if (!thread.joinable()) continue;
@@ -50,16 +51,19 @@ bool SessionKeeper::stopped() {
 absl::Status SessionKeeper::Stop() {
   std::thread thread;
   std::thread notifier;
+  std::thread restorer;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     stopping_ = true;
     if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
     if (notifier_id_ != std::this_thread::get_id()) notifier = std::move(notifier_);
+    restorer = std::move(restorer_);
   }
   canceller_.Cancel();  // in-flight renewals, creations and user requests return at once
   if (thread.joinable()) thread.join();
   if (notifier.joinable()) notifier.join();
+  if (restorer.joinable()) restorer.join();
   std::vector<std::string> doomed;
   {
     absl::MutexLock lock(&mu_);
@@ -186,6 +190,7 @@ void SessionKeeper::StartThreadLocked() {
   thread_id_ = thread_.get_id();
   notifier_ = std::thread([this] { Notify(); });
   notifier_id_ = notifier_.get_id();
+  restorer_ = std::thread([this] { Restore(); });
 }
 
 void SessionKeeper::PublishLocked(ConnectionState state) {
@@ -210,9 +215,29 @@ bool SessionKeeper::ShouldWakeLocked() const { return stopping_ || wake_; }
 absl::Time SessionKeeper::NextDueLocked() const {
   absl::Time due = absl::InfiniteFuture();
   if (!session_id_.empty()) due = std::min(due, next_renew_);
-  if (!session_id_.empty() && restore_needed_) due = std::min(due, next_restore_);
   if (phase_ == Phase::kLost) due = std::min(due, next_create_);
   return due;
+}
+
+bool SessionKeeper::RestoreDueLocked() const {
+  return !session_id_.empty() && restore_needed_ && absl::Now() >= next_restore_;
+}
+
+void SessionKeeper::Restore() {
+  absl::MutexLock lock(&mu_);
+  // Time-dependent, but re-evaluated whenever mu_ is released, and the deadline covers a
+  // next_restore_ in the future.
+  auto due = [this]()
+                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || RestoreDueLocked(); };
+  while (!stopping_) {
+    if (RestoreDueLocked()) {
+      RestorePassLocked();
+      continue;
+    }
+    mu_.AwaitWithDeadline(absl::Condition(&due), restore_needed_ && !session_id_.empty()
+                                                     ? next_restore_
+                                                     : absl::InfiniteFuture());
+  }
 }
 
 void SessionKeeper::Run() {
@@ -226,8 +251,6 @@ void SessionKeeper::Run() {
     const bool has_session = !session_id_.empty();
     if (has_session && now >= next_renew_) {
       RenewLocked();
-    } else if (has_session && restore_needed_ && now >= next_restore_) {
-      RestorePassLocked();
     } else if (phase_ == Phase::kLost && now >= next_create_) {
       RecreateLocked();
     } else {

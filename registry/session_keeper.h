@@ -7,19 +7,20 @@
 //  - A failing renewal makes the state SUSPENDED and is retried with jittered back-off; the
 //    session counts as lost when the server answers 404 or no renewal succeeded for a whole TTL
 //    (the server may have expired it; it is then destroyed on a best-effort basis so that the
-//    server agrees). After a loss the thread creates a new session and binds every remembered
-//    ephemeral key to it again (LOST, then RECONNECTED once all are back); a key made by an
-//    exclusive write is taken back only if it is absent or still held by an earlier session of
-//    this instance, otherwise it is forgotten.
-//  - Connection listeners and session observers are called from a second thread, the notifier,
+//    server agrees). After a loss the thread creates a new session, and a second thread, the
+//    restorer, binds every remembered ephemeral key to it again (LOST, then RECONNECTED once all
+//    are back), up to kMaxKeysPerBatch keys per transaction; renewal, on its own thread, never
+//    waits for that work or for user writes. A key made by an exclusive write is taken back only
+//    if it is absent or still held by an earlier session of this instance, otherwise forgotten.
+//  - Connection listeners and session observers are called from a third thread, the notifier,
 //    in order, with no lock held: never from the thread that renews, so a listener may call any
 //    method (even one that waits for a new session) without stalling renewal. On a loss, the
 //    observers (held locks) learn of it before the listeners hear LOST.
 //
 // Write ordering: ephemeral writes and re-persisting hold `write_mu_` exclusively for one attempt
-// at a time; persistent writes (Persist, Update, Delete) hold it shared and then forget (or, for
-// Update, refresh) what they overwrote. So the remembered key -> value map always matches the
-// last write that reached the server.
+// (or one restore batch) at a time; persistent writes (Persist, Update, Delete) hold it shared and
+// then forget (or, for Update, refresh) what they overwrote. So the remembered key -> value map
+// always matches the last write that reached the server.
 //
 // Thread safety: all public methods may be called concurrently from any thread. Stop() may be
 // called from a listener (the thread is then joined by the destructor instead).
@@ -137,9 +138,19 @@ class SessionKeeper {
   void Run();
   // The notifier's loop: delivers events until stopped.
   void Notify();
+  // The restorer's loop: runs restore passes when due, until stopped.
+  void Restore();
+  bool RestoreDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Binds every remembered key not bound to the live session to it, in batches.
   void RestorePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One batch of the pass (write_mu_ held exclusively, mu_ not held).
+  void RestoreBatch(std::vector<BindRequest> batch, const std::string& session, bool* retry_later,
+                    bool* stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Records what became of one key of a restore; sets `*retry_later` and `*stop` as needed.
+  void RecordRestore(const std::string& key, const std::string& session, BindOutcome outcome,
+                     bool* retry_later, bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
   void MarkLostLocked(bool maybe_alive) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id);
   void AdoptSessionLocked(std::string id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -189,13 +200,15 @@ class SessionKeeper {
   std::vector<std::string> orphans_ ABSL_GUARDED_BY(mu_);  // created while stopping
   bool swept_ ABSL_GUARDED_BY(mu_) = false;                // Stop() destroyed the sessions
 
-  // Both started with the first session; joined by Stop() (the notifier by the destructor when
-  // Stop() ran on it, from a listener). thread_ renews and re-creates the session and restores
-  // keys; notifier_ delivers events_ and nothing else.
+  // Started with the first session; joined by Stop() (the notifier by the destructor when Stop()
+  // ran on it, from a listener). thread_ renews and re-creates the session, and nothing else, so
+  // that renewal never waits behind restore work or user writes; restorer_ binds remembered keys
+  // to a new session; notifier_ delivers events_ and nothing else.
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   std::thread::id thread_id_ ABSL_GUARDED_BY(mu_);
   std::thread notifier_ ABSL_GUARDED_BY(mu_);
   std::thread::id notifier_id_ ABSL_GUARDED_BY(mu_);
+  std::thread restorer_ ABSL_GUARDED_BY(mu_);  // runs the restore passes; joined by Stop()
 };
 
 }  // namespace registry

@@ -153,40 +153,100 @@ void SessionKeeper::RestorePassLocked() {
   }
   const absl::flat_hash_set<std::string> own_sessions(old_sessions_.begin(), old_sessions_.end());
   bool retry_later = false;
-  mu_.Unlock();
-  for (const std::string& key : pending) {
-    absl::WriterMutexLock write_lock(&write_mu_);
-    BindRequest request;
-    {
-      absl::MutexLock lock(&mu_);
-      if (stopping_ || session_id_ != session) break;
-      auto it = ephemeral_.find(key);
+  bool stop = false;
+  size_t next = 0;
+  while (next < pending.size() && !stop) {
+    // Up to kMaxKeysPerBatch keys still to bind, in one transaction (mu_ is released for the
+    // request; write_mu_ orders it against user writes, one batch at a time).
+    std::vector<BindRequest> batch;
+    for (; next < pending.size() && batch.size() < kMaxKeysPerBatch; ++next) {
+      auto it = ephemeral_.find(pending[next]);
       if (it == ephemeral_.end() || it->second.bound_session == session) continue;
-      request = BindRequest{key, it->second.value, session, it->second.exclusive, own_sessions};
+      batch.push_back(BindRequest{pending[next], it->second.value, session, it->second.exclusive,
+                                  own_sessions});
     }
-    absl::StatusOr<BindOutcome> outcome = AttemptBind(client_, request, &canceller_);
-    absl::MutexLock lock(&mu_);
-    if (!outcome.ok()) {
-      retry_later = true;
-      break;  // the server is unreachable or we are stopping: the next pass tries again
+    if (batch.empty()) break;
+    mu_.Unlock();
+    {
+      absl::WriterMutexLock write_lock(&write_mu_);
+      RestoreBatch(std::move(batch), session, &retry_later, &stop);
     }
-    auto it = ephemeral_.find(key);
-    if (*outcome == BindOutcome::kBound) {
+    mu_.Lock();
+    if (stopping_ || session_id_ != session) return;
+  }
+  next_restore_ = absl::Now() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
+}
+
+void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::string& session,
+                                 bool* retry_later, bool* stop) {
+  while (!batch.empty() && !*stop) {
+    {
+      // A user write since the batch was made may have changed or dropped a key.
+      absl::MutexLock lock(&mu_);
+      if (stopping_ || session_id_ != session) return;
+      std::erase_if(batch,
+                    [this, &session](BindRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                      auto it = ephemeral_.find(request.consul_key);
+                      if (it == ephemeral_.end()) return true;
+                      request.value = it->second.value;
+                      return it->second.bound_session == session;
+                    });
+    }
+    if (batch.empty()) return;
+    absl::StatusOr<BatchBindOutcome> outcome = AttemptCreateBatch(client_, batch, &canceller_);
+    if (!outcome.ok()) {  // unreachable, or stopping: the next pass tries again
+      *retry_later = *stop = true;
+      return;
+    }
+    if (outcome->outcome != BindOutcome::kExists) {
+      for (const BindRequest& request : batch) {
+        RecordRestore(request.consul_key, session, outcome->outcome, retry_later, stop);
+      }
+      return;
+    }
+    // Keys that exist (taken by another instance, or still held by the lost session): one by
+    // one, reading each; then the rest of the batch again.
+    std::vector<bool> done(batch.size(), false);
+    for (size_t index : outcome->existing) {
+      absl::StatusOr<BindOutcome> single = AttemptBind(client_, batch[index], &canceller_);
+      if (!single.ok()) {
+        *retry_later = *stop = true;
+        return;
+      }
+      RecordRestore(batch[index].consul_key, session, *single, retry_later, stop);
+      done[index] = true;
+    }
+    std::vector<BindRequest> rest;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!done[i]) rest.push_back(std::move(batch[i]));
+    }
+    batch = std::move(rest);
+  }
+}
+
+void SessionKeeper::RecordRestore(const std::string& key, const std::string& session,
+                                  BindOutcome outcome, bool* retry_later, bool* stop) {
+  absl::MutexLock lock(&mu_);
+  auto it = ephemeral_.find(key);
+  switch (outcome) {
+    case BindOutcome::kBound:
       if (it != ephemeral_.end()) it->second.bound_session = session;
-    } else if (*outcome == BindOutcome::kExists) {
+      return;
+    case BindOutcome::kExists:
       std::fprintf(stderr, "registry: ephemeral key '%s' now belongs to another instance\n",
                    key.c_str());
       if (it != ephemeral_.end()) ephemeral_.erase(it);
-    } else if (*outcome == BindOutcome::kBadSession) {
+      return;
+    case BindOutcome::kBadSession:
       wake_ = true;  // check the session at once; the next session restarts the pass
-      break;
-    } else {
-      retry_later = true;  // lock-delay, or a concurrent change
-    }
+      *stop = true;
+      return;
+    case BindOutcome::kLockDelay:
+    case BindOutcome::kChanged:
+      *retry_later = true;
+      *stop = true;  // the lost session's keys share their lock-delay: wait it out together
+      return;
   }
-  mu_.Lock();
-  if (stopping_ || session_id_ != session) return;
-  next_restore_ = absl::Now() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
 }
 
 }  // namespace registry

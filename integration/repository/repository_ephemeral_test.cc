@@ -290,6 +290,28 @@ TEST_F(RepositoryEphemeralTest, LostListenerMayMakeAnEphemeralWriteThatWaitsForT
   EXPECT_EQ(HolderOf("ns/online/from-listener"), SessionOf(*repository));
 }
 
+// 100 keys, 25 ms per request, TTL 1 s: binding them again one by one (a read and a txn each)
+// takes about 5 s, four TTLs. Renewal has a thread of its own, and the keys go back in batches.
+TEST_F(RepositoryEphemeralTest, RestoringManyKeysOverASlowLinkNeverCostsTheNewSession) {
+  constexpr int kKeys = 100;
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<Repository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(repository->PersistEphemeral(absl::StrCat("/many/k", i), "v").ok());
+  }
+  server().SetLatency(absl::Milliseconds(25));
+  const uint64_t creates = server().RequestCounts()["session.create"];
+  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  server().SetLatency(absl::ZeroDuration());
+  EXPECT_EQ(server().RequestCounts()["session.create"], creates + 1)
+      << "the new session was lost too: " << StatesToString(recorder.states());
+  EXPECT_EQ(repository->GetChildrenKeys("/many")->size(), size_t{kKeys});
+  EXPECT_EQ(HolderOf("ns/many/k99"), SessionOf(*repository));
+}
+
 TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNotStolenBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> first = NewRepository();
