@@ -97,33 +97,34 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
 
   // Tier 2: only this thread talks to Consul for this lock until it gives tier 1 back.
   std::string unknown;
-  absl::StatusOr<std::optional<std::string>> session =
+  absl::StatusOr<std::optional<RemoteHold>> remote =
       AcquireRemote(deadline, request_deadline, op, &unknown);
-  const uint64_t hold = session.ok() && session->has_value() ? core_->NextHoldId() : 0;
+  const uint64_t hold = remote.ok() && remote->has_value() ? core_->NextHoldId() : 0;
   {
     absl::MutexLock lock(&mu_);
-    if (!session.ok() || !session->has_value() || !closed_.ok()) {
+    if (!remote.ok() || !remote->has_value() || !closed_.ok()) {
       owner_ = std::thread::id();
       if (!unknown.empty()) ReleaseInBackground(std::move(unknown));
-      if (!session.ok()) return session.status();
+      if (!remote.ok()) return remote.status();
       if (!closed_.ok()) return Prefixed(op, closed_);  // its session goes with the repository
       return false;
     }
     holds_ = 1;
-    held_session_ = **session;
+    held_session_ = (*remote)->session;
+    held_index_ = (*remote)->index;
     hold_id_ = hold;
     lost_ = absl::OkStatus();
   }
+  const std::string& session = (*remote)->session;
   std::weak_ptr<DistributedLock> weak = weak_from_this();
-  core_->monitor().Watch(hold, key_, **session, absl::Now() + core_->options().monitor_delay,
+  core_->monitor().Watch(hold, key_, session, absl::Now() + core_->options().monitor_delay,
                          [weak, hold](const absl::Status& reason) {
                            if (auto self = weak.lock()) self->MarkLost(hold, reason);
                          });
   // The session may have been lost while the acquire was in flight, before this hold existed
   // for the session observer to see.
-  if (core_->IsSessionLost(**session)) {
-    MarkLost(hold,
-             absl::AbortedError(absl::StrCat("the instance session ", **session, " was lost")));
+  if (core_->IsSessionLost(session)) {
+    MarkLost(hold, absl::AbortedError(absl::StrCat("the instance session ", session, " was lost")));
   }
   return true;
 }
@@ -142,7 +143,7 @@ void DistributedLock::ReleaseInBackground(std::string session) {
 
 absl::Status DistributedLock::Unlock() {
   const std::thread::id me = std::this_thread::get_id();
-  std::string session;
+  RemoteHold remote;
   uint64_t hold = 0;
   bool lost = false;
   {
@@ -152,7 +153,7 @@ absl::Status DistributedLock::Unlock() {
           absl::StrCat("Unlock: lock '", name_, "' is not held by this thread"));
     }
     if (--holds_ > 0) return absl::OkStatus();
-    session = held_session_;
+    remote = RemoteHold{held_session_, held_index_};
     hold = hold_id_;
     lost = !lost_.ok();
   }
@@ -161,7 +162,7 @@ absl::Status DistributedLock::Unlock() {
   // A lost hold has nothing to release; after close the session (or the manager) is gone.
   if (!lost && core_->BeginCall()) {
     CallScope call(*core_);
-    status = ReleaseRemote(session);
+    status = ReleaseRemote(remote);
   }
   absl::MutexLock lock(&mu_);
   owner_ = std::thread::id();  // tier 1 last: the next local waiter may go

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
@@ -17,6 +19,7 @@
 #include "registry/consul/transport.h"
 #include "registry/consul/txn.h"
 #include "registry/key_space.h"
+#include "registry/status_macros.h"
 
 namespace registry::lock {
 namespace {
@@ -35,6 +38,14 @@ bool IsTransient(const absl::Status& status) {
 // Consul's 500 'Invalid session "<id>"': the session is gone (errors.h maps it so).
 bool IsInvalidSession(const absl::Status& status) {
   return absl::IsFailedPrecondition(status) && consul::HttpStatusOf(status) == 500;
+}
+
+// A rolled-back transaction refused because its session does not exist.
+bool SaysInvalidSession(const consul::TxnResult& result) {
+  for (const consul::TxnError& error : result.errors) {
+    if (absl::StrContains(absl::AsciiStrToLower(error.what), "invalid session")) return true;
+  }
+  return false;
 }
 
 // The server-side wait of a blocking read that must end by a deadline `remaining` away: Consul
@@ -90,7 +101,7 @@ class Unreachable {
 
 }  // namespace
 
-absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
+absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::AcquireRemote(
     absl::Time deadline, absl::Time request_deadline, absl::string_view op, std::string* unknown) {
   consul::Client& client = core_->client();
   // Every request of this call is cancelled with the manager and cut at request_deadline.
@@ -103,7 +114,7 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
 
   // Whatever the outcome, no failed attempt may leave the key bound to the instance session:
   // the caller releases `*unknown` (an acquire whose answer was lost) unless the lock is held.
-  auto finish = [&](absl::StatusOr<std::optional<std::string>> result) {
+  auto finish = [&](absl::StatusOr<std::optional<RemoteHold>> result) {
     if (result.ok() && result->has_value()) unknown->clear();
     return result;
   };
@@ -134,7 +145,7 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
                                        "Consul could not be reached before the deadline: ",
                                        unreachable.last().message()))));
       }
-      return finish(std::nullopt);
+      return finish(std::optional<RemoteHold>());
     }
 
     if (held.has_value()) {
@@ -175,27 +186,32 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
       continue;
     }
 
-    consul::KvPutOptions acquire;
-    acquire.acquire = *session;
-    absl::StatusOr<bool> acquired =
-        client.KvPut(key_, core_->options().holder_value, acquire, canceller);
+    // A txn "lock" (the same as ?acquire=) answers with the key's ModifyIndex: the hold's fence.
+    const consul::TxnOp acquire[] = {
+        consul::TxnOp::Lock(key_, core_->options().holder_value, *session)};
+    absl::StatusOr<consul::TxnResult> acquired = client.Txn(acquire, canceller);
+    if (acquired.ok() ? !acquired->committed && SaysInvalidSession(*acquired)
+                      : IsInvalidSession(acquired.status())) {
+      core_->ReportSessionInvalid(*session);  // the next attempt waits for its successor
+      if (absl::Status give_up = unreachable.Failure(absl::FailedPreconditionError(
+              absl::StrCat("Consul does not know the instance session ", *session)));
+          !give_up.ok()) {
+        return finish(Prefixed(op, give_up));
+      }
+      continue;
+    }
     if (!acquired.ok()) {
       const absl::Status& error = acquired.status();
-      if (IsInvalidSession(error)) {
-        core_->ReportSessionInvalid(*session);  // the next attempt waits for its successor
-        if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
-          return finish(Prefixed(op, give_up));
-        }
-        continue;
-      }
       if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) *unknown = *session;
       if (absl::Status give_up = retry_after(error); !give_up.ok()) return finish(give_up);
       continue;
     }
     unreachable.Success();
-    if (*acquired) return std::optional<std::string>(*session);
+    if (acquired->committed && !acquired->results.empty()) {
+      return std::optional<RemoteHold>(RemoteHold{*session, acquired->results[0].modify_index});
+    }
     unknown->clear();  // refused: an earlier lost acquire did not leave the key ours either
-    if (absl::Now() >= deadline) return std::optional<std::string>();
+    if (absl::Now() >= deadline) return std::optional<RemoteHold>();
 
     // Refused: held by another session (wait for a change) or under lock-delay (retry later).
     absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, {}, canceller);
@@ -207,7 +223,7 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
     }
     unreachable.Success();
     if (read->entry.has_value() && read->entry->session == *session) {
-      return std::optional<std::string>(*session);  // ours after all
+      return std::optional<RemoteHold>(RemoteHold{*session, read->entry->modify_index});  // ours
     }
     if (HeldByOther(*read, *session)) {
       held = *std::move(read);
@@ -225,13 +241,32 @@ absl::StatusOr<std::optional<std::string>> DistributedLock::AcquireRemote(
   }
 }
 
-absl::Status DistributedLock::ReleaseRemote(const std::string& session) {
+absl::StatusOr<bool> DistributedLock::FencedRelease(const RemoteHold& hold) {
+  const consul::TxnOp release[] = {consul::TxnOp::CheckIndex(key_, hold.index),
+                                   consul::TxnOp::Unlock(key_, "", hold.session)};
+  ASSIGN_OR_RETURN(consul::TxnResult result, core_->client().Txn(release, core_->canceller()));
+  return result.committed;
+}
+
+absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
   Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
-  consul::KvPutOptions release;
-  release.release = session;
+  RemoteHold current = hold;
+  bool reread = false;
   for (;;) {
-    absl::StatusOr<bool> released = core_->client().KvPut(key_, "", release, core_->canceller());
-    // false: the key was no longer ours; either way it is not bound to the session now.
+    absl::StatusOr<bool> released = FencedRelease(current);
+    if (released.ok() && !*released && !reread) {
+      // Refused: the key is no longer at this hold's index. Normally it is not ours any more;
+      // but if it is (someone rewrote the key during the hold), release it at its new index:
+      // tier 1 is still this thread's, so no later hold of this process can own it yet.
+      reread = true;
+      absl::StatusOr<consul::KvGetResult> read =
+          core_->client().KvGet(key_, {}, core_->canceller());
+      if (read.ok() && read->entry.has_value() && read->entry->session == hold.session) {
+        current.index = read->entry->modify_index;
+        continue;
+      }
+    }
+    // Refused: the key was no longer ours; either way it is not bound to the session now.
     if (released.ok()) return absl::OkStatus();
     const absl::Status& error = released.status();
     // The session is gone (and its keys with it), or the repository is closing (and destroys
@@ -246,16 +281,16 @@ absl::Status DistributedLock::ReleaseRemote(const std::string& session) {
 }
 
 void DistributedLock::ReleaseAfterUnknownAcquire(const std::string& session) {
-  consul::KvPutOptions release;
-  release.release = session;
   // Tier 1 is still reserved, so no hold of this process can own the key now: if it is bound to
-  // `session`, that is the lost acquire. A cut acquire may still be applied after the first
-  // release, hence the check and a second release. Best effort: if this fails too, the key goes
-  // when the session does.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    core_->client().KvPut(key_, "", release, core_->canceller()).IgnoreError();
+  // `session`, that is the lost acquire, released at the index read (fenced like any release).
+  // A cut acquire may still be applied after the first look, hence a second one. Best effort:
+  // if this fails too, the key goes when the session does.
+  for (int look = 0; look < 2; ++look) {
     absl::StatusOr<consul::KvGetResult> read = core_->client().KvGet(key_, {}, core_->canceller());
-    if (!read.ok() || !read->entry.has_value() || read->entry->session != session) return;
+    if (!read.ok()) return;
+    if (read->entry.has_value() && read->entry->session == session) {
+      FencedRelease(RemoteHold{session, read->entry->modify_index}).IgnoreError();
+    }
   }
 }
 
@@ -264,6 +299,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
                                           std::vector<consul::TxnOp> writes) {
   const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
   std::string session;
+  uint64_t index = 0;
   uint64_t hold = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -276,6 +312,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
           absl::StrCat(what, ": the lock was lost (", lost_.message(), "); nothing written"));
     }
     session = held_session_;
+    index = held_index_;
     hold = hold_id_;
   }
   if (!core_->BeginCall()) {
@@ -284,7 +321,8 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   }
   std::vector<consul::TxnOp> ops;
   ops.reserve(writes.size() + 1);
-  ops.push_back(consul::TxnOp::CheckSession(key_, session));
+  // The lock key still at this hold's index: held by this hold, not an earlier or later one.
+  ops.push_back(consul::TxnOp::CheckIndex(key_, index));
   for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
   absl::StatusOr<consul::TxnResult> result;
   bool unknown_before = false;

@@ -10,21 +10,27 @@
 //
 // Tier 1 is process-local: one lock object per name and manager, handed to the threads of the
 // process in FIFO order (tickets). Only the thread holding tier 1 talks to Consul for that name.
-// Tier 2 is the Consul lock: `PUT <lock key>?acquire=<instance session>` with the repository's
-// instance session (never a session per attempt); key layout in lock_name.h. A contended waiter
-// blocks on the lock key (a blocking query with the remaining time, see TryLock); a key that is
-// free but refuses the acquire is under lock-delay and is retried every `lock_retry`. Unlock
-// releases tier 2 first (`?release=`), then tier 1, so waiters in other processes get their
-// chance. An uncontended Lock() + Unlock() costs exactly one acquire and one release request
-// (plus one session creation if the instance has no session yet).
+// Tier 2 is the Consul lock: a transaction `lock <lock key>` with the repository's instance
+// session (never a session per attempt; the same as `?acquire=`, but its answer carries the
+// key's ModifyIndex); key layout in lock_name.h. A contended waiter blocks on the lock key (a
+// blocking query with the remaining time, see TryLock); a key that is free but refuses the
+// acquire is under lock-delay and is retried every `lock_retry`. Unlock releases tier 2 first,
+// then tier 1, so waiters in other processes get their chance. An uncontended Lock() + Unlock()
+// costs exactly one acquire and one release request (plus one session creation if the instance
+// has no session yet).
+//
+// Fencing: every hold of the process uses the instance session, so each hold is told apart by
+// the lock key's ModifyIndex at its acquisition. The release (`check-index` + `unlock`) and
+// fenced writes (`check-index` + the writes) are transactions checking that index: a delayed or
+// resent release or write of one hold never acts on a later hold of the same process.
 //
 // Loss: a hold is lost when the instance session is lost (session observer), when the lock key
 // is deleted or held by another session (one background monitor per manager watches held lock
 // keys with blocking queries, starting `monitor_delay` after the acquisition, so short holds
 // cost no extra request), or when the repository closes. The holder then sees lost() == true,
 // lost listeners are called, and fenced writes (PersistIfHeld, DeleteIfHeld) fail: they are
-// single Consul transactions that check the lock's session, so they never write once Consul
-// has taken the lock away, whether or not the loss has been noticed locally yet.
+// single Consul transactions that check the hold's index on the lock key, so they never write
+// once Consul has taken the lock away, whether or not the loss has been noticed locally yet.
 //
 // Lifetime: destroy the manager before the repository and only when no lock is held or awaited
 // (locks still held are then reported lost, and their keys stay bound to the instance session
@@ -148,16 +154,27 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   // non-positive timeout). `op` names the call in errors.
   absl::StatusOr<bool> Acquire(absl::Time deadline, absl::Time request_deadline,
                                absl::string_view op);
-  // The Consul tier, run by the tier-1 owner: the session id the lock was acquired with, or
+  // The Consul tier, run by the tier-1 owner: the hold (session and index) acquired, or
   // nullopt when the deadline passed first (the key is then not held by this call). When it
   // returns without the lock and `*unknown` is set, an acquire with that session may have
   // been applied: the caller must release it (see ReleaseInBackground).
-  absl::StatusOr<std::optional<std::string>> AcquireRemote(absl::Time deadline,
-                                                           absl::Time request_deadline,
-                                                           absl::string_view op,
-                                                           std::string* unknown);
-  // Releases the Consul lock held with `session`; retries unreachable servers.
-  absl::Status ReleaseRemote(const std::string& session);
+  // A hold in Consul: the session and the lock key's ModifyIndex at its acquisition. Every hold
+  // of the process uses the instance session; the index tells them apart, so a delayed or resent
+  // release or fenced write of one hold never acts on a later one (the key's ModifyIndex changes
+  // with every acquisition and release, and with nothing else while it is held).
+  struct RemoteHold {
+    std::string session;
+    uint64_t index = 0;
+  };
+  absl::StatusOr<std::optional<RemoteHold>> AcquireRemote(absl::Time deadline,
+                                                          absl::Time request_deadline,
+                                                          absl::string_view op,
+                                                          std::string* unknown);
+  // Releases the Consul lock held by `hold` (a txn: check-index, unlock); retries unreachable
+  // servers.
+  absl::Status ReleaseRemote(const RemoteHold& hold);
+  // One fenced release: true if it released the key, false if the key was not at hold.index.
+  absl::StatusOr<bool> FencedRelease(const RemoteHold& hold);
   // Gives tier 1 to a task on the manager's background thread that releases an acquire of
   // `session` whose outcome is unknown, then frees tier 1. The caller returns at once, so that
   // a TryLock never outlives its deadline, and no local thread takes the lock before the key is
@@ -165,7 +182,7 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   void ReleaseInBackground(std::string session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Best-effort release after an acquire whose outcome is unknown (the background task).
   void ReleaseAfterUnknownAcquire(const std::string& session);
-  // A fenced transaction: check-session on the lock key, then `writes`, which leave repository
+  // A fenced transaction: check-index (the hold's) on the lock key, then `writes`, which leave
   // key `key` (Consul key `consul_key`, and with `tree` its subtree) persistent or deleted.
   absl::Status FencedWrite(absl::string_view op, absl::string_view key,
                            const std::string& consul_key, bool tree,
@@ -195,8 +212,10 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);
-  // Tier 2: the session of the current hold and the hold's id (unique per manager).
+  // Tier 2: the session and the lock key's index of the current hold, and the hold's id (unique
+  // per manager).
   std::string held_session_ ABSL_GUARDED_BY(mu_);
+  uint64_t held_index_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t hold_id_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // not OK: the current/last hold was lost, and why
   std::map<int, LostListener> listeners_ ABSL_GUARDED_BY(mu_);
@@ -238,8 +257,8 @@ absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& reposito
                                                             LockManagerOptions options = {});
 
 // Sets repository key `key` to `value` iff this instance holds `lock` at that moment, as one
-// Consul transaction (check-session on the lock key + set). The calling thread must hold the
-// lock. Like Repository::Persist it creates or overwrites the key and leaves it persistent (an
+// Consul transaction (check-index of the hold on the lock key + set). The calling thread must hold
+// the lock. Like Repository::Persist it creates or overwrites the key and leaves it persistent (an
 // ephemeral key of this instance is no longer re-created after a session loss). Errors:
 // InvalidArgument for a bad key or a value over 512 KiB; FailedPrecondition if the calling thread
 // does not hold the lock; Aborted if the hold was lost (the loss is then reported as any other);

@@ -36,10 +36,44 @@ TEST_F(LockTest, UncontendedLockAndUnlockCostOneAcquireAndOneRelease) {
     EXPECT_FALSE(HolderOf(*lock).empty());
     ASSERT_TRUE(lock->Unlock().ok());
   }
-  EXPECT_EQ(Requests("kv.put"), 10u);
+  EXPECT_EQ(Requests("txn"), 10u);    // an acquire and a release per cycle
   EXPECT_EQ(Requests("kv.get"), 5u);  // only the test's own HolderOf() reads
   EXPECT_EQ(Requests("session.create"), 0u);
-  EXPECT_EQ(Requests("txn"), 0u);
+  EXPECT_EQ(Requests("kv.put"), 0u);
+  EXPECT_EQ(HolderOf(*lock), "");
+}
+
+// Both holds use the instance session, so Consul alone could not tell hold 1's release from
+// hold 2's. The release the client sends for hold 1 (check-index at hold 1's index + unlock),
+// arriving late, must leave hold 2 held; so must a late fenced write of hold 1.
+TEST_F(LockTest, ADelayedReleaseOrFencedWriteOfAnEarlierHoldCannotActOnALaterOne) {
+  auto repository = NewRepository();
+  LockManagerOptions options;
+  options.monitor_delay = absl::InfiniteDuration();  // only the requests under test
+  auto manager = NewManager(*repository, options);
+  auto lock = GetLock(*manager, "fenced");
+  ASSERT_TRUE(lock->Lock().ok());
+  absl::StatusOr<consul::KvGetResult> first = raw().KvGet(lock->consul_key());
+  ASSERT_TRUE(first.ok() && first->entry.has_value());
+  const std::string session = first->entry->session;
+  const uint64_t first_index = first->entry->modify_index;
+  ASSERT_TRUE(lock->Unlock().ok());
+  ASSERT_TRUE(lock->Lock().ok());  // hold 2
+
+  const consul::TxnOp late_release[] = {consul::TxnOp::CheckIndex(lock->consul_key(), first_index),
+                                        consul::TxnOp::Unlock(lock->consul_key(), "", session)};
+  absl::StatusOr<consul::TxnResult> released = raw().Txn(late_release);
+  ASSERT_TRUE(released.ok()) << released.status();
+  EXPECT_FALSE(released->committed);
+  const consul::TxnOp late_write[] = {consul::TxnOp::CheckIndex(lock->consul_key(), first_index),
+                                      consul::TxnOp::Set("locks/metadata/v", "stale")};
+  absl::StatusOr<consul::TxnResult> written = raw().Txn(late_write);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_FALSE(written->committed);
+  EXPECT_EQ(HolderOf(*lock), session);  // hold 2 is intact
+  EXPECT_EQ(repository->Get("/metadata/v").value(), std::nullopt);
+  ASSERT_TRUE(PersistIfHeld(*lock, "/metadata/v", "current").ok());
+  ASSERT_TRUE(lock->Unlock().ok());
   EXPECT_EQ(HolderOf(*lock), "");
 }
 

@@ -38,16 +38,25 @@ using ::testing::Return;
 using ::testing::StrictMock;
 
 constexpr char kKeyPath[] = "/v1/kv/ns/lock/a/";
+constexpr char kKey[] = "ns/lock/a/";
 
-MATCHER_P(IsAcquire, session, "") {
-  const std::string* acquire = arg.FindParam("acquire");
-  return arg.method == HttpMethod::kPut && arg.path == kKeyPath && acquire != nullptr &&
-         *acquire == session;
+// The ops of a transaction request, or an empty array for any other request.
+nlohmann::json TxnOps(const HttpRequest& request) {
+  if (request.method != HttpMethod::kPut || request.path != "/v1/txn") return {};
+  return nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
 }
+// The acquire: a txn of one "lock" op on the lock key with `session`.
+MATCHER_P(IsAcquire, session, "") {
+  const nlohmann::json ops = TxnOps(arg);
+  return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "lock" &&
+         ops[0]["KV"]["Key"] == kKey && ops[0]["KV"]["Session"] == session;
+}
+// The release: a txn of check-index (the hold's) then "unlock" with `session`.
 MATCHER_P(IsRelease, session, "") {
-  const std::string* release = arg.FindParam("release");
-  return arg.method == HttpMethod::kPut && arg.path == kKeyPath && release != nullptr &&
-         *release == session;
+  const nlohmann::json ops = TxnOps(arg);
+  return ops.is_array() && ops.size() == 2 && ops[0]["KV"]["Verb"] == "check-index" &&
+         ops[1]["KV"]["Verb"] == "unlock" && ops[1]["KV"]["Key"] == kKey &&
+         ops[1]["KV"]["Session"] == session;
 }
 MATCHER(IsPlainRead, "") {
   return arg.method == HttpMethod::kGet && arg.path == kKeyPath &&
@@ -58,9 +67,37 @@ MATCHER_P(IsBlockingRead, index, "") {
   return arg.method == HttpMethod::kGet && arg.path == kKeyPath && sent != nullptr &&
          *sent == index;
 }
-MATCHER(IsTxn, "") { return arg.method == HttpMethod::kPut && arg.path == "/v1/txn"; }
+// A release at the lock key's ModifyIndex `index`.
+MATCHER_P2(IsReleaseAt, session, index, "") {
+  const nlohmann::json ops = TxnOps(arg);
+  return ::testing::Matches(IsRelease(session))(arg) && ops[0]["KV"]["Index"] == index;
+}
 
-HttpResponse Bool(bool value) { return Response(200, value ? "true" : "false"); }
+// A fenced write: a txn starting with check-index on the lock key, and no unlock.
+MATCHER(IsFencedWrite, "") {
+  const nlohmann::json ops = TxnOps(arg);
+  if (!ops.is_array() || ops.size() < 2 || ops[0]["KV"]["Verb"] != "check-index") return false;
+  for (const nlohmann::json& op : ops) {
+    if (op["KV"]["Verb"] == "unlock") return false;
+  }
+  return true;
+}
+
+// The lock key's ModifyIndex after an acquire answered by Applied(true).
+constexpr uint64_t kHoldIndex = 7;
+
+// A txn answer for an acquire or a release: applied (the lock key's entry at kHoldIndex), or
+// rolled back at its first op.
+HttpResponse Applied(bool value) {
+  if (!value) {
+    return Response(409, R"({"Results":null,"Errors":[{"OpIndex":0,"What":"refused"}]})");
+  }
+  nlohmann::json entry = {{"LockIndex", 1},           {"Key", kKey},     {"Flags", 0},
+                          {"Value", nullptr},         {"Session", "s1"}, {"CreateIndex", 1},
+                          {"ModifyIndex", kHoldIndex}};
+  return Response(200,
+                  nlohmann::json({{"Results", {{{"KV", entry}}}}, {"Errors", nullptr}}).dump());
+}
 
 // A read of the lock key held by `session` ("" = unlocked) at `index`.
 HttpResponse Entry(const std::string& session, uint64_t index) {
@@ -107,8 +144,8 @@ TEST_F(LockManagerTest, UncontendedCycleIsOneAcquireAndOneReleaseWithoutSessionC
   auto lock = LockA(*manager);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
+    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Applied(true)));
   }
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_TRUE(lock->IsHeldByCurrentThread());
@@ -121,8 +158,12 @@ TEST_F(LockManagerTest, FirstLockOfAnInstanceWithoutSessionCreatesItOnce) {
   session_->SetSession("");
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).Times(2).WillRepeatedly(Return(Bool(true)));
-  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).Times(2).WillRepeatedly(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
+      .Times(2)
+      .WillRepeatedly(Return(Applied(true)));
+  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _))
+      .Times(2)
+      .WillRepeatedly(Return(Applied(true)));
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(lock->Lock().ok());
     ASSERT_TRUE(lock->Unlock().ok());
@@ -133,7 +174,7 @@ TEST_F(LockManagerTest, FirstLockOfAnInstanceWithoutSessionCreatesItOnce) {
 TEST_F(LockManagerTest, ReentryCountsHoldsWithoutRequestsAndOnlyTheLastUnlockReleases) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
   ASSERT_TRUE(lock->Lock().ok());
   ASSERT_TRUE(lock->Lock().ok());
   absl::StatusOr<bool> again = lock->TryLock(absl::ZeroDuration());
@@ -142,7 +183,7 @@ TEST_F(LockManagerTest, ReentryCountsHoldsWithoutRequestsAndOnlyTheLastUnlockRel
   ASSERT_TRUE(lock->Unlock().ok());
   ASSERT_TRUE(lock->Unlock().ok());
   ::testing::Mock::VerifyAndClearExpectations(transport_.get());
-  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Applied(true)));
   ASSERT_TRUE(lock->Unlock().ok());
   EXPECT_EQ(lock->HoldCount(), 0);
 }
@@ -154,13 +195,13 @@ TEST_F(LockManagerTest, UnlockByAThreadThatDoesNotHoldTheLockIsFailedPreconditio
   EXPECT_TRUE(absl::IsFailedPrecondition(never_held)) << never_held;
   EXPECT_THAT(never_held.message(), HasSubstr("'a'"));
 
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
   ASSERT_TRUE(lock->Lock().ok());
   absl::Status other;
   std::thread([&] { other = lock->Unlock(); }).join();
   EXPECT_TRUE(absl::IsFailedPrecondition(other)) << other;
   EXPECT_TRUE(lock->IsHeldByCurrentThread());
-  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Applied(true)));
   EXPECT_TRUE(lock->Unlock().ok());
 }
 
@@ -170,15 +211,15 @@ TEST_F(LockManagerTest, ContendedLockBlocksOnTheKeyWithTheRemainingTimeInMillise
   HttpRequest blocking;
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(false)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(false)));
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("other", 7)));
     EXPECT_CALL(*transport_, Execute(IsBlockingRead("7"), _))
         .WillOnce(Invoke([&](const HttpRequest& request, consul::Canceller*) {
           blocking = request;
           return Entry("", 8);  // released
         }));
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
+    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Applied(true)));
   }
   absl::StatusOr<bool> acquired = lock->TryLock(absl::Seconds(1));
   ASSERT_TRUE(acquired.ok()) << acquired.status();
@@ -200,12 +241,12 @@ TEST_F(LockManagerTest, LockDelayIsRetriedOnATimerNotWithABlockingQuery) {
   {
     InSequence sequence;
     // Refused although nobody holds the key (twice, to rule out a release in between).
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(false)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(false)));
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(ReadResponse(404, "", 9)));
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(false)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(false)));
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(ReadResponse(404, "", 9)));
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
+    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Applied(true)));
   }
   const absl::Time start = absl::Now();
   ASSERT_TRUE(lock->Lock().ok());
@@ -216,7 +257,7 @@ TEST_F(LockManagerTest, LockDelayIsRetriedOnATimerNotWithABlockingQuery) {
 TEST_F(LockManagerTest, ZeroTimeoutMakesASingleAttemptAndHoldsNothingAfterFalse) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(false)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(false)));
   absl::StatusOr<bool> acquired = lock->TryLock(absl::ZeroDuration());
   ASSERT_TRUE(acquired.ok()) << acquired.status();
   EXPECT_FALSE(*acquired);
@@ -232,11 +273,13 @@ TEST_F(LockManagerTest, AcquireWhoseAnswerWasLostIsReleasedAndChecked) {
     InSequence sequence;
     EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
         .WillOnce(Return(absl::UnavailableError("response timed out")));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+    // Ours: released at the index read. Then a second look.
+    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("s1", 8)));
+    EXPECT_CALL(*transport_, Execute(IsReleaseAt("s1", 8), _)).WillOnce(Return(Applied(true)));
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _))
         .WillOnce(Invoke([&](const HttpRequest&, consul::Canceller*) {
           checked.Notify();
-          return Entry("", 7);
+          return Entry("", 9);
         }));
   }
   absl::StatusOr<bool> acquired = lock->TryLock(absl::ZeroDuration());
@@ -246,26 +289,25 @@ TEST_F(LockManagerTest, AcquireWhoseAnswerWasLostIsReleasedAndChecked) {
   EXPECT_TRUE(checked.WaitForNotificationWithTimeout(absl::Seconds(10)));
 }
 
-TEST_F(LockManagerTest, AcquireAppliedAfterItsReleaseIsReleasedAgain) {
+TEST_F(LockManagerTest, AcquireAppliedAfterTheFirstLookIsReleasedAtTheSecond) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  absl::Notification checked;
+  absl::Notification released;
   {
     InSequence sequence;
     EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
         .WillOnce(Return(absl::UnavailableError("response timed out")));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(false)));
-    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("s1", 8)));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
-    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _))
+    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("", 8)));
+    EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("s1", 9)));
+    EXPECT_CALL(*transport_, Execute(IsReleaseAt("s1", 9), _))
         .WillOnce(Invoke([&](const HttpRequest&, consul::Canceller*) {
-          checked.Notify();
-          return Entry("", 9);
+          released.Notify();
+          return Applied(true);
         }));
   }
   absl::StatusOr<bool> acquired = lock->TryLock(absl::ZeroDuration());
   EXPECT_FALSE(acquired.ok() && *acquired);
-  EXPECT_TRUE(checked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(released.WaitForNotificationWithTimeout(absl::Seconds(10)));
 }
 
 TEST_F(LockManagerTest, InvalidSessionIsReportedAndTheNextAttemptUsesItsSuccessor) {
@@ -279,8 +321,8 @@ TEST_F(LockManagerTest, InvalidSessionIsReportedAndTheNextAttemptUsesItsSuccesso
           session_->Fire(InstanceSession::EventKind::kCreated, "s2");
           return Response(500, "Invalid session \"s1\"");
         }));
-    EXPECT_CALL(*transport_, Execute(IsAcquire("s2"), _)).WillOnce(Return(Bool(true)));
-    EXPECT_CALL(*transport_, Execute(IsRelease("s2"), _)).WillOnce(Return(Bool(true)));
+    EXPECT_CALL(*transport_, Execute(IsAcquire("s2"), _)).WillOnce(Return(Applied(true)));
+    EXPECT_CALL(*transport_, Execute(IsRelease("s2"), _)).WillOnce(Return(Applied(true)));
   }
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_THAT(session_->reported_invalid(), ::testing::ElementsAre("s1"));
@@ -313,7 +355,7 @@ TEST_F(LockManagerTest, SessionLossMarksTheHoldLostCallsListenersAndSkipsTheRele
     told_name = name;
     told.Notify();
   });
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_FALSE(lock->lost());
   session_->Fire(InstanceSession::EventKind::kLost, "s1");
@@ -328,25 +370,28 @@ TEST_F(LockManagerTest, SessionLossMarksTheHoldLostCallsListenersAndSkipsTheRele
   EXPECT_TRUE(lock->Unlock().ok());            // no release request: nothing to release
 }
 
-TEST_F(LockManagerTest, FencedWriteIsOneTransactionCheckingTheLockSession) {
+// Every hold of the process shares the instance session: a hold is told apart by the lock key's
+// ModifyIndex at its acquisition, which its release and its fenced writes check.
+TEST_F(LockManagerTest, ReleaseAndFencedWritesCheckTheIndexTheAcquireAnsweredWith) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
   HttpRequest txn;
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
-  EXPECT_CALL(*transport_, Execute(IsTxn(), _))
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
+  EXPECT_CALL(*transport_, Execute(IsFencedWrite(), _))
       .WillOnce(Invoke([&](const HttpRequest& request, consul::Canceller*) {
         txn = request;
         return Response(200, R"({"Results":[],"Errors":null})");
       }));
-  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsReleaseAt("s1", kHoldIndex), _))
+      .WillOnce(Return(Applied(true)));
   ASSERT_TRUE(lock->Lock().ok());
   ASSERT_TRUE(PersistIfHeld(*lock, "/meta/v", "7").ok());
   ASSERT_TRUE(lock->Unlock().ok());
   nlohmann::json ops = nlohmann::json::parse(txn.body);
   ASSERT_EQ(ops.size(), 3u);
-  EXPECT_EQ(ops[0]["KV"]["Verb"], "check-session");
+  EXPECT_EQ(ops[0]["KV"]["Verb"], "check-index");
   EXPECT_EQ(ops[0]["KV"]["Key"], "ns/lock/a/");
-  EXPECT_EQ(ops[0]["KV"]["Session"], "s1");
+  EXPECT_EQ(ops[0]["KV"]["Index"], kHoldIndex);
   // Delete, then set: the key ends persistent even if a session held it.
   EXPECT_EQ(ops[1]["KV"]["Verb"], "delete");
   EXPECT_EQ(ops[1]["KV"]["Key"], "ns/meta/v");
@@ -358,8 +403,8 @@ TEST_F(LockManagerTest, FencedWriteIsOneTransactionCheckingTheLockSession) {
 TEST_F(LockManagerTest, FencedWriteRefusedByConsulIsAbortedNamingTheLockAndMarksItLost) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
-  EXPECT_CALL(*transport_, Execute(IsTxn(), _))
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
+  EXPECT_CALL(*transport_, Execute(IsFencedWrite(), _))
       .WillOnce(Return(Response(
           409, R"({"Results":null,"Errors":[{"OpIndex":0,"What":"failed session check"}]})")));
   ASSERT_TRUE(lock->Lock().ok());
@@ -383,8 +428,8 @@ TEST_F(LockManagerTest, FencedWriteFromAThreadThatDoesNotHoldTheLockIsFailedPrec
 TEST_F(LockManagerTest, WaitersQueueInArrivalOrder) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillRepeatedly(Return(Bool(true)));
-  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillRepeatedly(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillRepeatedly(Return(Applied(true)));
+  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillRepeatedly(Return(Applied(true)));
   ASSERT_TRUE(lock->Lock().ok());
   absl::Mutex mu;
   std::vector<int> order;
@@ -412,7 +457,7 @@ TEST_F(LockManagerTest, WaitersQueueInArrivalOrder) {
 TEST_F(LockManagerTest, ClosingTheRepositoryWakesALocalWaiterWithAnError) {
   auto manager = NewManager();
   auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Bool(true)));
+  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
   ASSERT_TRUE(lock->Lock().ok());
   absl::Status waiter;
   std::thread thread([&] { waiter = lock->Lock(); });
