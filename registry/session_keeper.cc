@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "registry/consul/session.h"
+#include "registry/monotonic.h"
 #include "registry/status_macros.h"
 
 namespace registry {
@@ -60,6 +61,8 @@ absl::Status SessionKeeper::Stop() {
     if (notifier_id_ != std::this_thread::get_id()) notifier = std::move(notifier_);
     restorer = std::move(restorer_);
   }
+  renew_signal_.Notify();
+  restore_signal_.Notify();
   canceller_.Cancel();  // in-flight renewals, creations and user requests return at once
   if (thread.joinable()) thread.join();
   if (notifier.joinable()) notifier.join();
@@ -161,12 +164,12 @@ std::string SessionKeeper::CurrentSessionId() {
 
 void SessionKeeper::ReportSessionInvalid(absl::string_view session_id) {
   absl::MutexLock lock(&mu_);
-  if (!session_id.empty() && session_id == session_id_) wake_ = true;
+  if (!session_id.empty() && session_id == session_id_) WakeRenewerLocked();
 }
 
 void SessionKeeper::AdoptSessionLocked(std::string id) {
   const bool first = phase_ == Phase::kNone;
-  const absl::Time now = absl::Now();
+  const absl::Time now = MonotonicNow();
   session_id_ = std::move(id);
   // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
   events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
@@ -180,6 +183,7 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
   } else {
     phase_ = Phase::kRestoring;  // RECONNECTED once every remembered key is bound again
     restore_needed_ = true;
+    restore_signal_.Notify();
     next_restore_ = now;
   }
   if (first) StartThreadLocked();
@@ -210,8 +214,6 @@ absl::Duration SessionKeeper::BackoffLocked(int failures) {
   return delay / 2 + absl::Uniform(bitgen_, 0.0, 1.0) * (delay / 2);
 }
 
-bool SessionKeeper::ShouldWakeLocked() const { return stopping_ || wake_; }
-
 absl::Time SessionKeeper::NextDueLocked() const {
   absl::Time due = absl::InfiniteFuture();
   if (!session_id_.empty()) due = std::min(due, next_renew_);
@@ -220,30 +222,34 @@ absl::Time SessionKeeper::NextDueLocked() const {
 }
 
 bool SessionKeeper::RestoreDueLocked() const {
-  return !session_id_.empty() && restore_needed_ && absl::Now() >= next_restore_;
+  return !session_id_.empty() && restore_needed_ && MonotonicNow() >= next_restore_;
 }
 
 void SessionKeeper::Restore() {
   absl::MutexLock lock(&mu_);
-  // Time-dependent, but re-evaluated whenever mu_ is released, and the deadline covers a
-  // next_restore_ in the future.
-  auto due = [this]()
-                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || RestoreDueLocked(); };
   while (!stopping_) {
     if (RestoreDueLocked()) {
       RestorePassLocked();
       continue;
     }
-    mu_.AwaitWithDeadline(absl::Condition(&due), restore_needed_ && !session_id_.empty()
-                                                     ? next_restore_
-                                                     : absl::InfiniteFuture());
+    const absl::Duration wait = restore_needed_ && !session_id_.empty()
+                                    ? next_restore_ - MonotonicNow()
+                                    : absl::InfiniteDuration();
+    mu_.Unlock();
+    restore_signal_.WaitFor(wait);  // on the steady clock; notified when work arrives
+    mu_.Lock();
   }
+}
+
+void SessionKeeper::WakeRenewerLocked() {
+  wake_ = true;
+  renew_signal_.Notify();
 }
 
 void SessionKeeper::Run() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
-    const absl::Time now = absl::Now();
+    const absl::Time now = MonotonicNow();
     if (wake_) {
       wake_ = false;
       next_renew_ = now;
@@ -254,8 +260,10 @@ void SessionKeeper::Run() {
     } else if (phase_ == Phase::kLost && now >= next_create_) {
       RecreateLocked();
     } else {
-      mu_.AwaitWithDeadline(absl::Condition(this, &SessionKeeper::ShouldWakeLocked),
-                            NextDueLocked());
+      const absl::Duration wait = NextDueLocked() - now;
+      mu_.Unlock();
+      renew_signal_.WaitFor(wait);  // on the steady clock: a wall-clock step changes nothing
+      mu_.Lock();
     }
   }
 }
@@ -272,7 +280,7 @@ void SessionKeeper::Notify() {
 
 void SessionKeeper::RenewLocked() {
   const std::string id = session_id_;
-  const absl::Time sent = absl::Now();
+  const absl::Time sent = MonotonicNow();
   mu_.Unlock();
   absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id);
   mu_.Lock();
@@ -298,7 +306,7 @@ void SessionKeeper::RenewLocked() {
     std::fprintf(stderr, "registry: renewing the instance session failed: %s\n",
                  renewed.status().ToString().c_str());
   }
-  const absl::Time now = absl::Now();
+  const absl::Time now = MonotonicNow();
   const absl::Time lost_at = last_renewed_ + options_.ttl;
   if (now >= lost_at) {
     MarkLostLocked(/*maybe_alive=*/true);
@@ -317,7 +325,7 @@ void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   if (maybe_alive) pending_destroy_ = old;
   phase_ = Phase::kLost;
   renew_failures_ = 0;
-  next_create_ = absl::Now();
+  next_create_ = MonotonicNow();
   // Observers first: held locks are marked lost before a listener hears LOST.
   events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
   PublishLocked(ConnectionState::kLost);
@@ -338,7 +346,7 @@ void SessionKeeper::RecreateLocked() {
   }
   if (!id.ok()) {
     ++create_failures_;
-    next_create_ = absl::Now() + BackoffLocked(create_failures_);
+    next_create_ = MonotonicNow() + BackoffLocked(create_failures_);
     if (create_failures_ == 1) {
       std::fprintf(stderr, "registry: creating the instance session failed: %s\n",
                    id.status().ToString().c_str());

@@ -50,6 +50,7 @@
 #include "registry/consul/client.h"
 #include "registry/ephemeral_writer.h"
 #include "registry/instance_session.h"
+#include "registry/monotonic.h"
 #include "registry/repository.h"
 
 namespace registry {
@@ -158,7 +159,8 @@ class SessionKeeper {
   void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration BackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool ShouldWakeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets wake_ and wakes the renewal thread (which checks the session at once).
+  void WakeRenewerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sleeps for `duration` unless stopped first; returns false if stopped.
   bool SleepUnlessStopped(absl::Duration duration);
   int AddCallback(Callback callback);
@@ -180,10 +182,14 @@ class SessionKeeper {
   bool wake_ ABSL_GUARDED_BY(mu_) = false;  // check the session now
   std::string session_id_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> old_sessions_ ABSL_GUARDED_BY(mu_);  // earlier sessions, newest last
+  // Schedules, on MonotonicNow()'s clock (monotonic.h): a wall-clock step changes none of them.
   absl::Time last_renewed_ ABSL_GUARDED_BY(mu_);  // send time of the last successful renewal
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
   absl::Time next_create_ ABSL_GUARDED_BY(mu_);
   absl::Time next_restore_ ABSL_GUARDED_BY(mu_);
+  // The renewal and restore threads sleep on these (steady clock), not on mu_.
+  WakeupSignal renew_signal_;
+  WakeupSignal restore_signal_;
   int renew_failures_ ABSL_GUARDED_BY(mu_) = 0;
   int create_failures_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "registry/consul/transport.h"
+#include "registry/monotonic.h"
 #include "registry/session_keeper.h"
 #include "registry/status_macros.h"
 
@@ -68,8 +69,9 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
         if (session_id_ != session) {
           // The session was lost while the txn ran: bind the key to the new one too.
           restore_needed_ = true;
-          next_restore_ = absl::Now();
-          wake_ = true;
+          next_restore_ = MonotonicNow();
+          restore_signal_.Notify();
+          WakeRenewerLocked();
         }
         return true;
       }
@@ -174,7 +176,7 @@ void SessionKeeper::RestorePassLocked() {
     mu_.Lock();
     if (stopping_ || session_id_ != session) return;
   }
-  next_restore_ = absl::Now() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
+  next_restore_ = MonotonicNow() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
 }
 
 void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::string& session,
@@ -238,7 +240,7 @@ void SessionKeeper::RecordRestore(const std::string& key, const std::string& ses
       if (it != ephemeral_.end()) ephemeral_.erase(it);
       return;
     case BindOutcome::kBadSession:
-      wake_ = true;  // check the session at once; the next session restarts the pass
+      WakeRenewerLocked();  // check the session at once; the next session restarts the pass
       *stop = true;
       return;
     case BindOutcome::kLockDelay:
