@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
+#include "registry/monotonic.h"
 
 namespace registry::lock {
 namespace {
@@ -117,7 +118,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   }
   const std::string& session = (*remote)->session;
   std::weak_ptr<DistributedLock> weak = weak_from_this();
-  core_->monitor().Watch(hold, key_, session, absl::Now() + core_->options().monitor_delay,
+  core_->monitor().Watch(hold, key_, session, MonotonicNow() + core_->options().monitor_delay,
                          [weak, hold](const absl::Status& reason) {
                            if (auto self = weak.lock()) self->MarkLost(hold, reason);
                          });

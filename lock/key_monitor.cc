@@ -10,6 +10,7 @@
 #include "registry/consul/curl_exchange.h"
 #include "registry/consul/kv.h"
 #include "registry/consul/query.h"
+#include "registry/monotonic.h"
 
 namespace registry::lock {
 namespace {
@@ -85,7 +86,7 @@ void KeyMonitor::Unwatch(uint64_t id) {
     auto it = targets_.find(id);
     if (it == targets_.end()) return;
     // A started query holds a connection open until the thread aborts it.
-    wake = it->second.start_at <= absl::Now();
+    wake = it->second.start_at <= MonotonicNow();
     targets_.erase(it);
   }
   if (wake) Wake();
@@ -171,7 +172,7 @@ void KeyMonitor::Run() {
     }
 
     // Start the queries that are due.
-    absl::Time now = absl::Now();
+    absl::Time now = MonotonicNow();
     for (const auto& [id, target] : targets) {
       if (cancelled) break;
       std::unique_ptr<Query>& query = queries[id];
@@ -220,7 +221,7 @@ void KeyMonitor::Run() {
       const consul::HttpRequest request = query.exchange->request();
       absl::StatusOr<consul::HttpResponse> response = query.exchange->Finish(code);
       query.exchange.reset();
-      now = absl::Now();
+      now = MonotonicNow();
       absl::StatusOr<consul::KvGetResult> result =
           response.ok() ? consul::ParseKvGetResponse(request, *response) : response.status();
       if (!result.ok()) {
@@ -263,7 +264,7 @@ void KeyMonitor::Run() {
     }
 
     // Sleep until the next query is due, a transfer needs attention or someone wakes us.
-    now = absl::Now();
+    now = MonotonicNow();
     absl::Time due = now + kMaxPoll;
     int in_flight = 0;
     for (const auto& [id, query] : queries) {

@@ -47,9 +47,10 @@ class KeyMonitor {
   KeyMonitor(const KeyMonitor&) = delete;
   KeyMonitor& operator=(const KeyMonitor&) = delete;
 
-  // From `start_at` on, watches `consul_key`, expected to be held by `session`. Calls `on_lost`
-  // at most once, with Aborted saying what happened, when the key is absent or held otherwise;
-  // the watch then ends. `id` must be unique among the watches of this monitor.
+  // From `start_at` (on MonotonicNow()'s clock, registry/monotonic.h) on, watches `consul_key`,
+  // expected to be held by `session`. Calls `on_lost` at most once, with Aborted saying what
+  // happened, when the key is absent or held otherwise; the watch then ends. `id` must be unique
+  // among the watches of this monitor.
   void Watch(uint64_t id, std::string consul_key, std::string session, absl::Time start_at,
              LostCallback on_lost);
 

@@ -6,6 +6,8 @@
 #include <exception>
 #include <utility>
 
+#include "registry/monotonic.h"
+
 namespace registry::watch {
 
 Dispatcher::Dispatcher(DispatcherOptions options, std::function<void()> wake_supervisor)
@@ -73,7 +75,7 @@ void Dispatcher::Enqueue(uint64_t id, std::vector<DataChangedEvent> events) {
       work_cv_.Signal();
     }
     if (!run_queue_.empty() && IdleWorkersLocked() == 0 && next_check_ == absl::InfiniteFuture()) {
-      next_check_ = absl::Now() + options_.stall_threshold;
+      next_check_ = MonotonicNow() + options_.stall_threshold;
       wake = true;
     }
   }
@@ -191,7 +193,7 @@ void Dispatcher::WorkerLoop(Worker* self) {
       batch.push_back(std::move(slot->pending.front()));
       slot->pending.pop_front();
     }
-    self->busy_since = absl::Now();
+    self->busy_since = MonotonicNow();
     bool wake = false;
     if (!run_queue_.empty() && IdleWorkersLocked() == 0 && next_check_ == absl::InfiniteFuture()) {
       next_check_ = self->busy_since + options_.stall_threshold;

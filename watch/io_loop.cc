@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "registry/consul/kv.h"
 #include "registry/consul/query.h"
+#include "registry/monotonic.h"
 
 namespace registry::watch::internal {
 namespace {
@@ -182,7 +183,7 @@ void IoLoop::Run() {
       adds.swap(adds_);
       removes.swap(removes_);
     }
-    absl::Time now = absl::Now();
+    absl::Time now = MonotonicNow();
     // Adds before removes: a watch removed right after it was added is in both lists.
     for (std::unique_ptr<Query>& query : adds) {
       Query* raw = query.get();
@@ -208,15 +209,15 @@ void IoLoop::Run() {
     }
 
     int running = 0;
-    if (curl_deadline_ <= absl::Now()) {
+    if (curl_deadline_ <= MonotonicNow()) {
       curl_deadline_ = absl::InfiniteFuture();
       curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
     }
     CompleteFinished();
 
-    absl::Time deadline = std::min(dispatcher_->Supervise(absl::Now()), curl_deadline_);
+    absl::Time deadline = std::min(dispatcher_->Supervise(MonotonicNow()), curl_deadline_);
     if (!timers_.empty()) deadline = std::min(deadline, timers_.top().first);
-    absl::Duration sleep = std::clamp(deadline - absl::Now(), absl::ZeroDuration(), kMaxPoll);
+    absl::Duration sleep = std::clamp(deadline - MonotonicNow(), absl::ZeroDuration(), kMaxPoll);
     int timeout_ms =
         static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(sleep, absl::Milliseconds(1))));
     const int ready = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
@@ -284,7 +285,7 @@ int IoLoop::OnSocket(CURL* easy, curl_socket_t socket, int what, void* data, voi
 int IoLoop::OnTimer(CURLM* multi, long timeout_ms, void* data) {
   auto* self = static_cast<IoLoop*>(data);
   self->curl_deadline_ =
-      timeout_ms < 0 ? absl::InfiniteFuture() : absl::Now() + absl::Milliseconds(timeout_ms);
+      timeout_ms < 0 ? absl::InfiniteFuture() : MonotonicNow() + absl::Milliseconds(timeout_ms);
   return 0;
 }
 
@@ -294,7 +295,7 @@ void IoLoop::CompleteFinished() {
   while (CURLMsg* message = curl_multi_info_read(multi_, &queued)) {
     if (message->msg == CURLMSG_DONE) done.emplace_back(message->easy_handle, message->data.result);
   }
-  const absl::Time now = absl::Now();
+  const absl::Time now = MonotonicNow();
   for (auto [easy, result] : done) {
     char* pointer = nullptr;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &pointer);

@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "registry/monotonic.h"
 
 namespace registry::watch {
 namespace {
@@ -46,11 +47,11 @@ class Supervisor {
       absl::MutexLock lock(&mu_);
       while (!stop_) {
         auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return woken_ || stop_; };
-        mu_.AwaitWithDeadline(absl::Condition(&ready),
-                              std::min(next, absl::Now() + absl::Milliseconds(20)));
+        mu_.AwaitWithTimeout(absl::Condition(&ready),
+                             std::min(next - MonotonicNow(), absl::Milliseconds(20)));
         woken_ = false;
         mu_.Unlock();
-        next = dispatcher->Supervise(absl::Now());
+        next = dispatcher->Supervise(MonotonicNow());
         mu_.Lock();
       }
     });
