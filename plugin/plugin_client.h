@@ -241,15 +241,7 @@ class PluginRepository final : public Repository {
   void RemoveConnectionListener(int id) override {
     RegistryError error{};
     (void)TakeStatus(api_, api_.remove_connection_listener(handle_, id, &error), &error);
-    ListenerSlot* slot = nullptr;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = listeners_.find(id);
-      if (it == listeners_.end()) return;
-      slot = it->second;
-      listeners_.erase(it);
-    }
-    ListenerSlot::Retire(slot);
+    internal::RetireSlot(mu_, listeners_, id);
   }
 
   // Watches `key` and its subtree (the contract of Repository::Watch) until the returned handle

@@ -88,6 +88,21 @@ struct CallbackSlot {
   bool retired = false;
 };
 
+// Takes the slot registered as `id` out of `slots` (guarded by `mu`) and retires it; nothing if
+// there is none. Call after the plugin's removal of `id` returned.
+template <typename Slot>
+void RetireSlot(absl::Mutex& mu, std::map<int64_t, Slot*>& slots, int64_t id) {
+  Slot* slot = nullptr;
+  {
+    absl::MutexLock lock(&mu);
+    auto it = slots.find(id);
+    if (it == slots.end()) return;
+    slot = it->second;
+    slots.erase(it);
+  }
+  Slot::Retire(slot);
+}
+
 // What a handle needs to reach its repository: the table (kept alive with its library) and
 // the repository handle, cleared once the repository is destroyed.
 struct RepositoryLink {
@@ -239,15 +254,7 @@ class PluginLock {
   void RemoveLostListener(int64_t id) {
     RegistryError error{};
     (void)TakeStatus(api_, api_.remove_lock_lost_listener(handle_, id, &error), &error);
-    LostSlot* slot = nullptr;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = listeners_.find(id);
-      if (it == listeners_.end()) return;
-      slot = it->second;
-      listeners_.erase(it);
-    }
-    LostSlot::Retire(slot);
+    internal::RetireSlot(mu_, listeners_, id);
   }
 
   // Fenced writes: as Persist / Delete, only while the repository holds the lock, atomically.

@@ -117,7 +117,10 @@ struct RegistryRepository;
 
 /* Called from a plugin background thread, one call at a time per repository, with a
  * RegistryConnectionState. It must return promptly, must not throw or longjmp, and must not call
- * remove_connection_listener, close or destroy on the same repository. */
+ * remove_connection_listener, close or destroy on the same repository. The thread never renews
+ * the session, so the callback may call any other table function, even one that waits for a new
+ * session during LOST (persist_ephemeral, lock). When LOST arrives, every lock held with the lost
+ * session already reports lost. */
 typedef void (*RegistryConnectionCallback)(int32_t state, void* user_data);
 
 /* ---- 1.1: watches ---- */

@@ -17,46 +17,59 @@ namespace {
 constexpr absl::Duration kSlowServer = absl::Milliseconds(1500);
 constexpr absl::Duration kTimeout = absl::Milliseconds(150);
 
-TEST_F(LockTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
+class LockDeadlineTest : public LockTest {
+ protected:
+  struct Attempt {
+    absl::StatusOr<bool> acquired;
+    absl::Duration took;
+  };
+
+  // lock.TryLock(kTimeout) while every request to the server waits kSlowServer.
+  Attempt TryLockOnASlowServer(DistributedLock& lock) {
+    server().SetLatency(kSlowServer);
+    const absl::Time start = absl::Now();
+    Attempt attempt{lock.TryLock(kTimeout), absl::ZeroDuration()};
+    attempt.took = absl::Now() - start;
+    server().SetLatency(absl::ZeroDuration());
+    return attempt;
+  }
+
+  // Gives `manager`'s instance its session (a lock and an unlock of another lock).
+  void CreateTheSession(LockManager& manager) {
+    auto warm_up = GetLock(manager, "warm-up");
+    ASSERT_TRUE(warm_up->Lock().ok());
+    ASSERT_TRUE(warm_up->Unlock().ok());
+  }
+};
+
+TEST_F(LockDeadlineTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "slow");
   ASSERT_TRUE(held->Lock().ok());
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
-  auto warm_up = GetLock(*manager, "warm-up");  // creates the instance session
-  ASSERT_TRUE(warm_up->Lock().ok());
-  ASSERT_TRUE(warm_up->Unlock().ok());
+  CreateTheSession(*manager);
   auto lock = GetLock(*manager, "slow");
 
-  server().SetLatency(kSlowServer);
-  const absl::Time start = absl::Now();
-  absl::StatusOr<bool> acquired = lock->TryLock(kTimeout);
-  const absl::Duration took = absl::Now() - start;
-  server().SetLatency(absl::ZeroDuration());
-
-  ASSERT_TRUE(acquired.ok()) << acquired.status();
-  EXPECT_FALSE(*acquired);
-  EXPECT_GE(took, kTimeout);
+  Attempt attempt = TryLockOnASlowServer(*lock);
+  ASSERT_TRUE(attempt.acquired.ok()) << attempt.acquired.status();
+  EXPECT_FALSE(*attempt.acquired);
+  EXPECT_GE(attempt.took, kTimeout);
   // Waiting for the acquire's answer would take kSlowServer.
-  EXPECT_LT(took, kSlowServer) << "TryLock(" << kTimeout << ") took " << took;
+  EXPECT_LT(attempt.took, kSlowServer) << "TryLock(" << kTimeout << ") took " << attempt.took;
   EXPECT_FALSE(lock->IsHeldByCurrentThread());
 }
 
-TEST_F(LockTest, TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhenConsulIsSlow) {
+TEST_F(LockDeadlineTest, TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhenConsulIsSlow) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   auto lock = GetLock(*manager, "slow-session");
 
-  server().SetLatency(kSlowServer);
-  const absl::Time start = absl::Now();
-  absl::StatusOr<bool> acquired = lock->TryLock(kTimeout);
-  const absl::Duration took = absl::Now() - start;
-  server().SetLatency(absl::ZeroDuration());
-
-  ASSERT_TRUE(acquired.ok()) << acquired.status();
-  EXPECT_FALSE(*acquired);
-  EXPECT_LT(took, kSlowServer) << "TryLock(" << kTimeout << ") took " << took;
+  Attempt attempt = TryLockOnASlowServer(*lock);
+  ASSERT_TRUE(attempt.acquired.ok()) << attempt.acquired.status();
+  EXPECT_FALSE(*attempt.acquired);
+  EXPECT_LT(attempt.took, kSlowServer) << "TryLock(" << kTimeout << ") took " << attempt.took;
   // The instance recovers: the next attempt creates a session and takes the free lock.
   absl::StatusOr<bool> again = lock->TryLock(kPatience);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -64,20 +77,16 @@ TEST_F(LockTest, TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhenConsulIs
   ASSERT_TRUE(lock->Unlock().ok());
 }
 
-TEST_F(LockTest, AnAcquireCutByTheDeadlineNeverLeavesTheKeyBoundToTheInstance) {
+TEST_F(LockDeadlineTest, AnAcquireCutByTheDeadlineNeverLeavesTheKeyBoundToTheInstance) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
-  auto warm_up = GetLock(*manager, "warm-up");
-  ASSERT_TRUE(warm_up->Lock().ok());
-  ASSERT_TRUE(warm_up->Unlock().ok());
+  CreateTheSession(*manager);
   auto lock = GetLock(*manager, "cut");
 
   // The lock is free: the server applies the cut acquire once its latency has passed.
-  server().SetLatency(kSlowServer);
-  absl::StatusOr<bool> acquired = lock->TryLock(kTimeout);
-  server().SetLatency(absl::ZeroDuration());
-  ASSERT_TRUE(acquired.ok()) << acquired.status();
-  ASSERT_FALSE(*acquired);
+  Attempt attempt = TryLockOnASlowServer(*lock);
+  ASSERT_TRUE(attempt.acquired.ok()) << attempt.acquired.status();
+  ASSERT_FALSE(*attempt.acquired);
 
   // Another instance gets the lock: the instance released what the cut acquire took (its
   // session lives on, so nothing else would).
