@@ -139,9 +139,9 @@ std::optional<HttpResponse> Api::CheckToken(const HttpRequest& request) const {
   std::string token = request.Get("token");
   if (token.empty()) token = request.consul_token;
   if (token.empty()) token = BearerToken(request.authorization);
-  if (token.empty()) return TextResponse(403, "Permission denied");
-  if (token != config_.acl_master_token) return TextResponse(403, "ACL not found");
-  return std::nullopt;
+  if (!token.empty() && token == config_.acl_master_token) return std::nullopt;
+  stats_->Count("acl.denied");  // lets tests see a request that lost its token
+  return TextResponse(403, token.empty() ? "Permission denied" : "ACL not found");
 }
 
 std::optional<HttpResponse> Api::BeforeStoreCall(const HttpRequest& request) const {

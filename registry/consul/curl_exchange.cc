@@ -3,10 +3,13 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "registry/consul/transport.h"
 #include "registry/consul/url.h"
 
@@ -15,6 +18,27 @@ namespace {
 
 // The most a body is pre-sized to from its Content-Length; beyond it the string just grows.
 constexpr curl_off_t kMaxBodyReserve = 64 << 20;
+
+// The exchange each easy handle is configured for: the last one started on it.
+absl::Mutex owners_mu(absl::kConstInit);
+absl::flat_hash_map<CURL*, const CurlExchange*>& Owners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(owners_mu) {
+  static auto* owners = new absl::flat_hash_map<CURL*, const CurlExchange*>();
+  return *owners;
+}
+
+void TakeOwnership(CURL* easy, const CurlExchange* exchange) {
+  absl::MutexLock lock(&owners_mu);
+  Owners()[easy] = exchange;
+}
+
+// True (and forgotten) if `exchange` is the one `easy` is configured for.
+bool ReleaseOwnership(CURL* easy, const CurlExchange* exchange) {
+  absl::MutexLock lock(&owners_mu);
+  auto it = Owners().find(easy);
+  if (it == Owners().end() || it->second != exchange) return false;
+  Owners().erase(it);
+  return true;
+}
 
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   auto* headers = static_cast<HeaderList*>(user);
@@ -78,9 +102,13 @@ size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
 }
 
 CurlExchange::~CurlExchange() {
-  // Detach everything that points into this object before it goes away.
-  curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, nullptr);
-  curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, nullptr);
+  // Detach everything that points into this object before it goes away, unless a newer exchange
+  // has configured the handle since: clearing its headers would send its request without them
+  // (a blocking re-poll without its ACL token).
+  if (ReleaseOwnership(easy_, this)) {
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, nullptr);
+    curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, nullptr);
+  }
   curl_slist_free_all(headers_);
 }
 
@@ -106,6 +134,7 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   if (grown == nullptr) return absl::ResourceExhaustedError(absl::StrCat(label, ": no memory"));
   exchange->headers_ = grown;
 
+  TakeOwnership(easy, exchange.get());
   curl_easy_reset(easy);  // keeps live connections (and the multi handle's cache)
   curl_easy_setopt(easy, CURLOPT_URL, exchange->url_.c_str());
   curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");

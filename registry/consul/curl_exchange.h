@@ -45,7 +45,9 @@ class CurlExchange {
   // Resets `easy` (keeping its connection cache) and configures it to perform `request`
   // (request.server set; request.timeout bounds the whole transfer, zero = no limit). `easy`
   // must outlive the exchange, and the exchange must be destroyed only once `easy` is no longer
-  // transferring (finished, or removed from its multi handle). Errors: InvalidArgument for a header
+  // transferring (finished, or removed from its multi handle). The previous exchange of `easy`
+  // may outlive this call: its destruction then leaves `easy` (configured for this one) alone.
+  // Errors: InvalidArgument for a header
   // containing a line break (named, value not shown); ResourceExhausted if libcurl cannot allocate.
   static absl::StatusOr<std::unique_ptr<CurlExchange>> Start(CURL* easy, HttpRequest request,
                                                              const CurlOptions& options);
