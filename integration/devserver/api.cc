@@ -112,8 +112,6 @@ std::variant<Api::QueryOptions, HttpResponse> Api::ParseQueryOptions(const HttpR
   if (stale && consistent) {
     return TextResponse(400, "Cannot specify ?stale with ?consistent, conflicting semantics.");
   }
-  if (stale) options.consistency = "stale";
-  if (consistent) options.consistency = "consistent";
   if (std::string wait = request.Get("wait"); !wait.empty()) {
     absl::StatusOr<absl::Duration> parsed = ParseGoDuration(wait);
     if (!parsed.ok()) return TextResponse(400, "Invalid wait time");

@@ -105,7 +105,6 @@ class Api {
   struct QueryOptions {
     uint64_t min_index = 0;
     absl::Duration wait = absl::ZeroDuration();
-    std::string consistency = "leader";  // X-Consul-Effective-Consistency
   };
 
   // Validates ?wait, ?index, ?stale/?consistent like Consul's parse(); 400 on error.

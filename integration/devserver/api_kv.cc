@@ -56,13 +56,12 @@ ApiOutcome Api::HandleKv(const HttpRequest& request) {
 
 ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
                       const QueryOptions& options) {
-  const std::string consistency = options.consistency;
   if (request.Has("keys")) {
     // Consul still honours its historic misspelling; the correct one wins.
     const std::string separator =
         request.Has("separator") ? request.Get("separator") : request.Get("seperator");
     if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
-    return Read(options, WatchScope::Prefix(key), [this, key, separator, consistency] {
+    return Read(options, WatchScope::Prefix(key), [this, key, separator] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();
       Store::KeysRead read = store_->Keys(key, separator);
@@ -72,13 +71,13 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
       evaluation.response = read.keys.empty() && !key.empty()
                                 ? EmptyStatus(404)
                                 : RawJsonResponse(200, StringsJson(read.keys));
-      SetQueryMeta(&evaluation.response, evaluation.index, consistency);
+      SetQueryMeta(&evaluation.response, evaluation.index);
       return evaluation;
     });
   }
   if (request.Has("recurse")) {
     if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
-    return Read(options, WatchScope::Prefix(key), [this, key, consistency] {
+    return Read(options, WatchScope::Prefix(key), [this, key] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();
       // Serialized while listed: no copy of the entries (see Store::VisitList).
@@ -92,14 +91,14 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
       evaluation.version = listed.version;
       evaluation.response =
           listed.count == 0 ? EmptyStatus(404) : RawJsonResponse(200, std::move(body));
-      SetQueryMeta(&evaluation.response, evaluation.index, consistency);
+      SetQueryMeta(&evaluation.response, evaluation.index);
       return evaluation;
     });
   }
   if (key.empty()) return TextResponse(400, "Missing key name");
   if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
   const bool raw = request.Has("raw");
-  return Read(options, WatchScope::Key(key), [this, key, raw, consistency] {
+  return Read(options, WatchScope::Key(key), [this, key, raw] {
     QueryEvaluation evaluation;
     evaluation.epoch = store_->epoch();
     Store::KeyRead read = store_->Get(key);
@@ -120,7 +119,7 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
       body.push_back(']');
       evaluation.response = RawJsonResponse(200, std::move(body));
     }
-    SetQueryMeta(&evaluation.response, evaluation.index, consistency);
+    SetQueryMeta(&evaluation.response, evaluation.index);
     return evaluation;
   });
 }

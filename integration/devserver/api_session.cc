@@ -67,9 +67,8 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   if (verb == "node" && argument.empty()) return TextResponse(400, "Missing node name");
   if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
 
-  const std::string consistency = query.consistency;
   const std::string kind(verb);
-  return Read(query, WatchScope::Sessions(), [this, kind, argument, consistency] {
+  return Read(query, WatchScope::Sessions(), [this, kind, argument] {
     QueryEvaluation evaluation;
     evaluation.epoch = store_->epoch();
     Store::SessionsRead read = kind == "info"   ? store_->GetSession(argument)
@@ -78,7 +77,7 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
     evaluation.index = std::max<uint64_t>(read.index, 1);
     evaluation.version = read.version;
     evaluation.response = JsonResponse(200, SessionsJson(read.sessions));
-    SetQueryMeta(&evaluation.response, evaluation.index, consistency);
+    SetQueryMeta(&evaluation.response, evaluation.index);
     return evaluation;
   });
 }

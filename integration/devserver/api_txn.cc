@@ -61,8 +61,8 @@ HttpResponse Api::HandleTxn(const HttpRequest& request) {
   body.push_back('}');
   HttpResponse response = RawJsonResponse(outcome.errors.empty() ? 200 : 409, std::move(body));
   if (!writes) {
-    response.headers.emplace_back("X-Consul-KnownLeader", "true");
-    response.headers.emplace_back("X-Consul-LastContact", "0");
+    response.headers.emplace_back("X-Consul-Knownleader", "true");
+    response.headers.emplace_back("X-Consul-Lastcontact", "0");
   }
   return response;
 }

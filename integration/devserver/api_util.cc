@@ -37,11 +37,12 @@ HttpResponse RawJsonResponse(int status, std::string json) {
   return response;
 }
 
-void SetQueryMeta(HttpResponse* response, uint64_t index, absl::string_view consistency) {
+void SetQueryMeta(HttpResponse* response, uint64_t index) {
+  // Names as Go's net/http writes them (canonical MIME case), byte for byte: a client matching
+  // header names exactly must read the same from this server as from Consul.
   response->headers.emplace_back("X-Consul-Index", absl::StrCat(std::max<uint64_t>(index, 1)));
-  response->headers.emplace_back("X-Consul-KnownLeader", "true");
-  response->headers.emplace_back("X-Consul-LastContact", "0");
-  response->headers.emplace_back("X-Consul-Effective-Consistency", std::string(consistency));
+  response->headers.emplace_back("X-Consul-Knownleader", "true");
+  response->headers.emplace_back("X-Consul-Lastcontact", "0");
 }
 
 HttpResponse MethodNotAllowed(absl::string_view method,

@@ -28,9 +28,9 @@ HttpResponse JsonResponse(int status, const Json& body);
 // `status` with `json`, already serialized, as the body.
 HttpResponse RawJsonResponse(int status, std::string json);
 
-// Adds X-Consul-Index (at least 1), X-Consul-KnownLeader: true, X-Consul-LastContact: 0 and
-// X-Consul-Effective-Consistency, as Consul's setMeta does for reads.
-void SetQueryMeta(HttpResponse* response, uint64_t index, absl::string_view consistency);
+// Adds X-Consul-Index (at least 1), X-Consul-Knownleader: true and X-Consul-Lastcontact: 0, as
+// Consul's setMeta does for KV and session reads, with Go's canonical header names.
+void SetQueryMeta(HttpResponse* response, uint64_t index);
 
 // 405 with Consul's "method X not allowed" and an Allow header listing OPTIONS and `allowed`.
 HttpResponse MethodNotAllowed(absl::string_view method,
