@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
@@ -38,14 +36,6 @@ bool IsTransient(const absl::Status& status) {
 // Consul's 500 'Invalid session "<id>"': the session is gone (errors.h maps it so).
 bool IsInvalidSession(const absl::Status& status) {
   return absl::IsFailedPrecondition(status) && consul::HttpStatusOf(status) == 500;
-}
-
-// A rolled-back transaction refused because its session does not exist.
-bool SaysInvalidSession(const consul::TxnResult& result) {
-  for (const consul::TxnError& error : result.errors) {
-    if (absl::StrContains(absl::AsciiStrToLower(error.what), "invalid session")) return true;
-  }
-  return false;
 }
 
 // The server-side wait of a blocking read that must end by a deadline `remaining` away: Consul
@@ -190,7 +180,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
     const consul::TxnOp acquire[] = {
         consul::TxnOp::Lock(key_, core_->options().holder_value, *session)};
     absl::StatusOr<consul::TxnResult> acquired = client.Txn(acquire, canceller);
-    if (acquired.ok() ? !acquired->committed && SaysInvalidSession(*acquired)
+    if (acquired.ok() ? !acquired->committed && consul::TxnErrorSays(*acquired, "invalid session")
                       : IsInvalidSession(acquired.status())) {
       core_->ReportSessionInvalid(*session);  // the next attempt waits for its successor
       if (absl::Status give_up = unreachable.Failure(absl::FailedPreconditionError(
@@ -341,7 +331,9 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
                          }
                          unknown_before = !unknown.last().ok();
                          if (!result.ok()) return result.status();
-                         return result->committed ? absl::OkStatus() : absl::AbortedError("");
+                         // Rolled back: nothing written, the bookkeeping stays as it is.
+                         return result->committed ? absl::OkStatus()
+                                                  : absl::AbortedError("fenced write rolled back");
                        })
       .IgnoreError();  // `result` says what happened
   core_->EndCall();

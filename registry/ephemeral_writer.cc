@@ -3,8 +3,6 @@
 
 #include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "registry/status_macros.h"
 
 namespace registry {
@@ -12,13 +10,7 @@ namespace {
 
 using consul::TxnOp;
 
-// `words` in lower case.
-bool AnyErrorSays(const consul::TxnResult& result, absl::string_view words) {
-  for (const consul::TxnError& error : result.errors) {
-    if (absl::StrContains(absl::AsciiStrToLower(error.what), words)) return true;
-  }
-  return false;
-}
+using consul::TxnErrorSays;
 
 bool FirstOpFailed(const consul::TxnResult& result) {
   for (const consul::TxnError& error : result.errors) {
@@ -58,14 +50,14 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
   ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
   if (result.committed) return BindOutcome::kBound;
   if (FirstOpFailed(result)) return BindOutcome::kExists;
-  if (AnyErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
-  if (AnyErrorSays(result, "lock delay")) {
+  if (TxnErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
+  if (TxnErrorSays(result, "lock delay")) {
     // A lock-delay check runs before the existence check, so it says nothing about existence:
     // an existing key is a definite "no" without waiting the delay out.
     ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(key, {}, canceller));
     return current.entry.has_value() ? BindOutcome::kExists : BindOutcome::kLockDelay;
   }
-  if (AnyErrorSays(result, "already held")) return BindOutcome::kExists;
+  if (TxnErrorSays(result, "already held")) return BindOutcome::kExists;
   return BindOutcome::kChanged;
 }
 
@@ -81,7 +73,7 @@ absl::StatusOr<BatchBindOutcome> AttemptCreateBatch(consul::Client& client,
   ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
   BatchBindOutcome outcome;
   if (result.committed) return outcome;
-  if (AnyErrorSays(result, "invalid session")) {
+  if (TxnErrorSays(result, "invalid session")) {
     outcome.outcome = BindOutcome::kBadSession;
     return outcome;
   }
@@ -91,7 +83,7 @@ absl::StatusOr<BatchBindOutcome> AttemptCreateBatch(consul::Client& client,
     }
   }
   // A lock-delay refusal of an absent key: the keys of one lost session share their delay.
-  outcome.outcome = outcome.existing.empty() && AnyErrorSays(result, "lock delay")
+  outcome.outcome = outcome.existing.empty() && TxnErrorSays(result, "lock delay")
                         ? BindOutcome::kLockDelay
                     : outcome.existing.empty() ? BindOutcome::kChanged
                                                : BindOutcome::kExists;
@@ -131,8 +123,8 @@ absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindReques
   ops.push_back(TxnOp::Lock(key, request.value, request.session));
   ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
   if (result.committed) return BindOutcome::kBound;
-  if (AnyErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
-  if (AnyErrorSays(result, "lock delay")) return BindOutcome::kLockDelay;
+  if (TxnErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
+  if (TxnErrorSays(result, "lock delay")) return BindOutcome::kLockDelay;
   return BindOutcome::kChanged;
 }
 

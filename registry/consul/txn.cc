@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "registry/consul/errors.h"
@@ -231,6 +233,13 @@ absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
     ASSIGN_OR_RETURN(result.meta, ParseQueryMeta(request, response));
   }
   return result;
+}
+
+bool TxnErrorSays(const TxnResult& result, absl::string_view words) {
+  for (const TxnError& error : result.errors) {
+    if (absl::StrContains(absl::AsciiStrToLower(error.what), words)) return true;
+  }
+  return false;
 }
 
 }  // namespace registry::consul

@@ -92,6 +92,10 @@ struct TxnResult {
   std::optional<QueryMeta> meta;
 };
 
+// True if the reason of any failed op of `result` contains `words` (given in lower case; the
+// reasons are compared case-insensitively), e.g. "invalid session", "lock delay".
+bool TxnErrorSays(const TxnResult& result, absl::string_view words);
+
 // PUT /v1/txn with the ops as a JSON array. Errors (InvalidArgument naming the op, its verb and
 // key): no ops or more than kMaxTxnOps; an empty key (except get-tree/delete-tree prefixes) or
 // one starting with '/'; a value over kMaxValueBytes; lock/unlock/check-session without a

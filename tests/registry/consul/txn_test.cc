@@ -117,6 +117,15 @@ TEST(TxnParseTest, ConflictIsARolledBackResultListingEachError) {
   EXPECT_THAT(result->results, IsEmpty());
 }
 
+TEST(TxnErrorSaysTest, MatchesAnyFailedOpsReasonIgnoringCase) {
+  TxnResult result;
+  result.errors = {{0, "failed to lock key \"k\": Lock Delay"}, {1, "Invalid Session \"s\""}};
+  EXPECT_TRUE(TxnErrorSays(result, "lock delay"));
+  EXPECT_TRUE(TxnErrorSays(result, "invalid session"));
+  EXPECT_FALSE(TxnErrorSays(result, "already held"));
+  EXPECT_FALSE(TxnErrorSays(TxnResult{}, "invalid session"));
+}
+
 TEST(TxnParseTest, MalformedBodiesAreDataLoss) {
   HttpRequest request = *BuildTxnRequest({TxnOp::Get("a")});
   EXPECT_TRUE(absl::IsDataLoss(ParseTxnResponse(request, Response(409, "{}")).status()));
