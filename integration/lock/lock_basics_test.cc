@@ -20,7 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST_F(LockTest, UncontendedLockAndUnlockCostOneAcquireAndOneRelease) {
+TEST_F(LockFaultsTest, UncontendedLockAndUnlockCostOneAcquireAndOneRelease) {
   auto repository = NewRepository();
   // No key monitor: on a slow machine a hold can outlast its delay, and the monitor's reads of a
   // long hold are not part of what a lock and an unlock cost.
@@ -77,7 +77,7 @@ TEST_F(LockTest, ADelayedReleaseOrFencedWriteOfAnEarlierHoldCannotActOnALaterOne
   EXPECT_EQ(HolderOf(*lock), "");
 }
 
-TEST_F(LockTest, ReentryByTheHoldingThreadMakesNoRequest) {
+TEST_F(LockFaultsTest, ReentryByTheHoldingThreadMakesNoRequest) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   auto lock = GetLock(*manager, "reentrant");
@@ -125,7 +125,7 @@ TEST_F(LockTest, TryLockTimeoutIsNeverEarlyAndLateByAtMostAFewRoundTrips) {
   ASSERT_TRUE(held->Unlock().ok());
 }
 
-TEST_F(LockTest, TryLockSucceedsWhenTheHolderReleasesBeforeTheDeadline) {
+TEST_F(LockFaultsTest, TryLockSucceedsWhenTheHolderReleasesBeforeTheDeadline) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "handoff");
@@ -234,7 +234,7 @@ TEST_F(LockTest, FencedWritesApplyWhileTheLockIsHeld) {
   EXPECT_THAT(after.message(), HasSubstr("lock 'schema'"));
 }
 
-TEST_F(LockTest, FencedWriteWhoseReplyIsLostIsSentAgainAndSucceeds) {
+TEST_F(LockFaultsTest, FencedWriteWhoseReplyIsLostIsSentAgainAndSucceeds) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   auto lock = GetLock(*manager, "schema");
@@ -273,7 +273,7 @@ TEST_F(LockTest, FencedWritesOfEphemeralKeysAreNotUndoneAfterASessionLoss) {
   ASSERT_TRUE(DeleteIfHeld(*lock, "/gone").ok());
   ASSERT_TRUE(lock->Unlock().ok());
 
-  ASSERT_TRUE(server().ExpireSession(*KeySession("locks/kept")).ok());
+  ASSERT_TRUE(ExpireSession(*KeySession("locks/kept")).ok());
   ASSERT_TRUE(reconnected.WaitForNotificationWithTimeout(kPatience));
   EXPECT_EQ(repository->Get("/kept").value(), "k");  // the restore pass ran
   EXPECT_EQ(repository->Get("/online/node").value(), "new");

@@ -17,7 +17,8 @@ namespace {
 constexpr absl::Duration kSlowServer = absl::Milliseconds(1500);
 constexpr absl::Duration kTimeout = absl::Milliseconds(150);
 
-class LockDeadlineTest : public LockTest {
+// Dev server only: it slows every request down.
+class LockDeadlineFaultsTest : public registry::testing::DevServerOnly<LockTest> {
  protected:
   struct Attempt {
     absl::StatusOr<bool> acquired;
@@ -42,7 +43,7 @@ class LockDeadlineTest : public LockTest {
   }
 };
 
-TEST_F(LockDeadlineTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
+TEST_F(LockDeadlineFaultsTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "slow");
@@ -61,7 +62,8 @@ TEST_F(LockDeadlineTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
   EXPECT_FALSE(lock->IsHeldByCurrentThread());
 }
 
-TEST_F(LockDeadlineTest, TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhenConsulIsSlow) {
+TEST_F(LockDeadlineFaultsTest,
+       TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhenConsulIsSlow) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   auto lock = GetLock(*manager, "slow-session");
@@ -77,7 +79,7 @@ TEST_F(LockDeadlineTest, TryLockThatMustCreateTheSessionReturnsByItsDeadlineWhen
   ASSERT_TRUE(lock->Unlock().ok());
 }
 
-TEST_F(LockDeadlineTest, AnAcquireCutByTheDeadlineNeverLeavesTheKeyBoundToTheInstance) {
+TEST_F(LockDeadlineFaultsTest, AnAcquireCutByTheDeadlineNeverLeavesTheKeyBoundToTheInstance) {
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   CreateTheSession(*manager);

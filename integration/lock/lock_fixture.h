@@ -1,9 +1,9 @@
 // integration/lock/lock_fixture.h
 //
-// Fixture of the lock integration tests: a dev server started in-process on port 0 (1 s minimum
-// session TTL, fault controls), repositories with a 1 s TTL and a short lock-delay against it,
-// their lock managers, a raw client to inspect or tamper with lock keys, and a recorder of lost
-// notifications that tests wait on with deadlines.
+// Fixture of the lock integration tests: a fresh server per test (the dev server or real Consul,
+// see integration/testing/server_test.h), repositories with a 1 s TTL and a short lock-delay
+// against it, their lock managers, a raw client to inspect or tamper with lock keys, and a recorder
+// of lost notifications that tests wait on with deadlines.
 #ifndef INTEGRATION_LOCK_LOCK_FIXTURE_H_
 #define INTEGRATION_LOCK_LOCK_FIXTURE_H_
 
@@ -16,7 +16,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
-#include "integration/testing/dev_server_test.h"
+#include "integration/testing/server_test.h"
 #include "lock/lock_manager.h"
 #include "registry/consul/client.h"
 #include "registry/consul_repository.h"
@@ -30,7 +30,7 @@ using registry::testing::kPatience;
 // Lock-delay of every test repository's session.
 inline constexpr absl::Duration kLockDelay = absl::Milliseconds(600);
 
-class LockTest : public registry::testing::DevServerTest {
+class LockTest : public registry::testing::ServerTest {
  protected:
   // TTL 1 s, lock-delay kLockDelay, lock retry 50 ms, blocking wait 5 s, namespace "locks".
   ConsulRepositoryOptions RepositoryOptions();
@@ -47,6 +47,9 @@ class LockTest : public registry::testing::DevServerTest {
   // timing bound, so that a sanitizer build on a loaded machine gets a proportionally wider one.
   absl::Duration SlowestRoundTrip();
 };
+
+// Lock tests that need the dev server's fault injection or request counts.
+class LockFaultsTest : public registry::testing::DevServerOnly<LockTest> {};
 
 // Records lost notifications; Await waits for the n-th with a deadline.
 class LossRecorder {

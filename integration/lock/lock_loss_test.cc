@@ -30,7 +30,7 @@ bool AwaitAtLeast(const std::function<uint64_t()>& count, uint64_t at_least) {
   return true;
 }
 
-TEST_F(LockTest, LockDelayAfterTheHolderSessionIsDestroyedIsWaitedOutOnATimer) {
+TEST_F(LockFaultsTest, LockDelayAfterTheHolderSessionIsDestroyedIsWaitedOutOnATimer) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "delayed");
@@ -70,7 +70,7 @@ TEST_F(LockTest, ForcedSessionExpiryReportsTheHoldLostAndFencesWrites) {
   const std::string session = HolderOf(*lock);
   ASSERT_FALSE(session.empty());
 
-  ASSERT_TRUE(server().ExpireSession(session).ok());
+  ASSERT_TRUE(ExpireSession(session).ok());
   ASSERT_TRUE(losses.AwaitCount(1));
   EXPECT_TRUE(lock->lost());
   EXPECT_TRUE(lock->IsHeldByCurrentThread());  // until the holder unlocks
@@ -89,7 +89,7 @@ TEST_F(LockTest, ForcedSessionExpiryReportsTheHoldLostAndFencesWrites) {
   EXPECT_EQ(losses.reasons().size(), 1u);
 }
 
-TEST_F(LockTest, DeletingTheHeldLockKeyReportsTheHoldLost) {
+TEST_F(LockFaultsTest, DeletingTheHeldLockKeyReportsTheHoldLost) {
   auto repository = NewRepository();
   LockManagerOptions options;
   options.monitor_delay = absl::ZeroDuration();
@@ -126,7 +126,7 @@ TEST_F(LockTest, ConsulRefusesAFencedWriteBeforeTheLossIsNoticedLocally) {
   ASSERT_TRUE(lock->Unlock().ok());
 }
 
-TEST_F(LockTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
+TEST_F(LockFaultsTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "closing");
@@ -173,7 +173,7 @@ TEST_F(LockTest, ConnectionListenersHearLostAfterTheLocksOfTheSessionAreMarkedLo
     lost_when_told = held->lost();
     told.Notify();
   });
-  ASSERT_TRUE(server().ExpireSession(HolderOf(*lock)).ok());
+  ASSERT_TRUE(ExpireSession(HolderOf(*lock)).ok());
   ASSERT_TRUE(told.WaitForNotificationWithTimeout(kPatience));
   EXPECT_TRUE(lost_when_told);
   lock->Unlock().IgnoreError();

@@ -51,8 +51,8 @@ TEST_F(LockTest, ProcessesIncrementingUnderTheLockLoseNoUpdate) {
   std::vector<pid_t> workers;
   for (int i = 0; i < kWorkers; ++i) {
     const pid_t pid =
-        Spawn({LOCK_SAFETY_WORKER_PATH, absl::StrCat("--servers=", server().address()),
-               absl::StrCat("--rounds=", kRounds)});
+        Spawn({LOCK_SAFETY_WORKER_PATH, absl::StrCat("--servers=", address()),
+               absl::StrCat("--token=", token()), absl::StrCat("--rounds=", kRounds)});
     ASSERT_GT(pid, 0) << "cannot start " << LOCK_SAFETY_WORKER_PATH;
     workers.push_back(pid);
   }

@@ -16,6 +16,7 @@
 #include "registry/consul_repository.h"
 
 DEFINE_string(servers, "127.0.0.1:8500", "Consul servers");
+DEFINE_string(token, "", "ACL token");
 DEFINE_string(ns, "safety", "repository namespace");
 DEFINE_string(name, "safety", "lock name");
 DEFINE_string(key, "/safety/count", "counter key");
@@ -31,6 +32,7 @@ int Fail(const absl::Status& status) {
 int Run() {
   registry::ConsulRepositoryOptions options;
   options.client.servers = FLAGS_servers;
+  options.client.token = FLAGS_token;
   options.namespace_name = FLAGS_ns;
   options.session_ttl = absl::Seconds(2);
   options.session_lock_delay = absl::Milliseconds(500);

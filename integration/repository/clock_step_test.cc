@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/dev_server_process_test.h"
-#include "integration/testing/dev_server_test.h"
+#include "integration/testing/server_test.h"
 #include "nlohmann/json.hpp"
 #include "registry/consul_repository.h"
 #include "registry/instance_session.h"

@@ -24,6 +24,8 @@ using ::testing::IsEmpty;
 using ::testing::Optional;
 
 using RepositoryEphemeralTest = RepositoryTest;
+// Tests that need the dev server's fault injection or request counts.
+class RepositoryEphemeralFaultsTest : public DevServerOnly<RepositoryTest> {};
 
 // "true" or "false", or the error: comparable in one expectation.
 std::string Outcome(const absl::StatusOr<bool>& result) {
@@ -195,7 +197,7 @@ TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKe
   ASSERT_TRUE(repository->Update("/online/b", "b2").ok());
   const std::string old_session = SessionOf(*repository);
 
-  ASSERT_TRUE(server().ExpireSession(old_session).ok());
+  ASSERT_TRUE(ExpireSession(old_session).ok());
   ASSERT_TRUE(recorder.AwaitSequence(
       {ConnectionState::kConnected, ConnectionState::kLost, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
@@ -211,7 +213,7 @@ TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKe
   }
 }
 
-TEST_F(RepositoryEphemeralTest, LostReplyOfAnEphemeralWriteIsLearnedFromTheKeyAndRemembered) {
+TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsLearnedFromTheKeyAndRemembered) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
@@ -222,14 +224,15 @@ TEST_F(RepositoryEphemeralTest, LostReplyOfAnEphemeralWriteIsLearnedFromTheKeyAn
   EXPECT_EQ(server().RequestCounts()["txn"], txns + 1) << "applied once, never sent again";
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
   // Remembered like any bound key: it comes back once the session is lost.
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
   EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("a")));
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
 }
 
-TEST_F(RepositoryEphemeralTest, LostReplyOfAnExclusiveCreateStillAnswersWhetherItCreatedTheKey) {
+TEST_F(RepositoryEphemeralFaultsTest,
+       LostReplyOfAnExclusiveCreateStillAnswersWhetherItCreatedTheKey) {
   std::unique_ptr<Repository> repository = NewRepository();
   server().DropNextReplies(1, "/v1/txn", "PUT");  // the create is applied, its reply lost
   EXPECT_EQ(Outcome(repository->PersistExclusiveEphemeral("/leader", "me")), "true");
@@ -246,13 +249,13 @@ TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASession
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   ASSERT_TRUE(repository->PersistEphemeral("/online/gone", "x").ok());
   ASSERT_TRUE(repository->Delete("/online/gone").ok());
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
   EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
 }
 
 // Consul answers 500 when a raft apply times out on the leader and is committed later.
-TEST_F(RepositoryEphemeralTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtBack) {
+TEST_F(RepositoryEphemeralFaultsTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
@@ -261,7 +264,7 @@ TEST_F(RepositoryEphemeralTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtB
   server().FailNextRepliesAfterApplying(1, "/v1/txn", "PUT");
   absl::Status deleted = repository->Delete("/online/gone");
   EXPECT_TRUE(deleted.ok()) << deleted;
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
   EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
 }
@@ -281,7 +284,7 @@ TEST_F(RepositoryEphemeralTest, LostListenerMayMakeAnEphemeralWriteThatWaitsForT
   });
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(wrote.WaitForNotificationWithTimeout(kPatience));
   EXPECT_TRUE(written.ok()) << written;
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
@@ -292,7 +295,7 @@ TEST_F(RepositoryEphemeralTest, LostListenerMayMakeAnEphemeralWriteThatWaitsForT
 
 // 100 keys, 25 ms per request, TTL 1 s: binding them again one by one (a read and a txn each)
 // takes about 5 s, four TTLs. Renewal has a thread of its own, and the keys go back in batches.
-TEST_F(RepositoryEphemeralTest, RestoringManyKeysOverASlowLinkNeverCostsTheNewSession) {
+TEST_F(RepositoryEphemeralFaultsTest, RestoringManyKeysOverASlowLinkNeverCostsTheNewSession) {
   constexpr int kKeys = 100;
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
@@ -302,7 +305,7 @@ TEST_F(RepositoryEphemeralTest, RestoringManyKeysOverASlowLinkNeverCostsTheNewSe
   }
   server().SetLatency(absl::Milliseconds(25));
   const uint64_t creates = server().RequestCounts()["session.create"];
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
   server().SetLatency(absl::ZeroDuration());
@@ -318,7 +321,7 @@ TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNot
   first->AddConnectionListener(recorder.Listener());
   std::unique_ptr<Repository> second = NewRepository();
   ASSERT_TRUE(*first->PersistExclusiveEphemeral("/leader", "first"));
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*first)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*first)).ok());
   // Whoever is faster after the lock-delay wins; a later winner must not lose the key.
   absl::StatusOr<bool> second_won = second->PersistExclusiveEphemeral("/leader", "second");
   ASSERT_TRUE(second_won.ok()) << second_won.status();
@@ -327,7 +330,7 @@ TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNot
   EXPECT_EQ(holder, *second_won ? SessionOf(*second) : SessionOf(*first));
 }
 
-TEST_F(RepositoryEphemeralTest, FailingRenewalsSuspendAndASurvivingSessionReconnects) {
+TEST_F(RepositoryEphemeralFaultsTest, FailingRenewalsSuspendAndASurvivingSessionReconnects) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
@@ -341,7 +344,7 @@ TEST_F(RepositoryEphemeralTest, FailingRenewalsSuspendAndASurvivingSessionReconn
   EXPECT_EQ(HolderOf("ns/online/a"), session);
 }
 
-TEST_F(RepositoryEphemeralTest, SessionUnrenewedForATtlIsReplacedOnceTheServerAnswersAgain) {
+TEST_F(RepositoryEphemeralFaultsTest, SessionUnrenewedForATtlIsReplacedOnceTheServerAnswersAgain) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
@@ -369,7 +372,7 @@ TEST_F(RepositoryEphemeralTest, SessionObserversLearnTheLostAndTheNewSession) {
   });
   absl::StatusOr<std::string> first = session->AcquireSessionId(absl::InfiniteFuture());
   ASSERT_TRUE(first.ok()) << first.status();
-  ASSERT_TRUE(server().ExpireSession(*first).ok());
+  ASSERT_TRUE(ExpireSession(*first).ok());
   ASSERT_TRUE(Eventually([&] {
     absl::MutexLock lock(&mu);
     return seen.size() >= 3;
@@ -390,7 +393,7 @@ TEST_F(RepositoryEphemeralTest, RemovedListenerIsNotCalledAgain) {
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}));
   repository->RemoveConnectionListener(id);
   const int before = calls.load();
-  ASSERT_TRUE(server().ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
   EXPECT_EQ(calls.load(), before);
 }
@@ -410,7 +413,7 @@ TEST_F(RepositoryEphemeralTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPre
       absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(RepositoryEphemeralTest, CloseDoesNotWaitOutAStuckRenewal) {
+TEST_F(RepositoryEphemeralFaultsTest, CloseDoesNotWaitOutAStuckRenewal) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());

@@ -1,8 +1,8 @@
 // integration/repository/repository_fixture.h
 //
-// Fixture of the repository integration tests: a dev server started in-process on port 0 with a
-// 1 s minimum session TTL, repositories with a 1 s TTL against it, a raw client to inspect what
-// the server holds, and a recorder of connection states that tests wait on with deadlines.
+// Fixture of the repository integration tests: a fresh server per test (the dev server or real
+// Consul, see integration/testing/server_test.h), repositories with a 1 s TTL against it, a raw
+// client to inspect what the server holds, and a recorder of connection states that tests wait on with deadlines.
 #ifndef INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_
 #define INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_
 
@@ -15,7 +15,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
-#include "integration/testing/dev_server_test.h"
+#include "integration/testing/server_test.h"
 #include "registry/consul/client.h"
 #include "registry/consul_repository.h"
 #include "registry/repository.h"
@@ -23,7 +23,7 @@
 namespace registry::testing {
 
 // Long enough for a loaded machine, short enough to fail fast.
-class RepositoryTest : public DevServerTest {
+class RepositoryTest : public ServerTest {
  protected:
   // Options for a repository of namespace `name`: TTL 1 s, lock-delay 300 ms, retry 50 ms.
   ConsulRepositoryOptions Options(const std::string& name = "ns");

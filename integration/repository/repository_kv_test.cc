@@ -23,6 +23,8 @@ using ::testing::IsEmpty;
 using ::testing::Optional;
 
 using RepositoryKvTest = RepositoryTest;
+// Tests that need the dev server's fault injection.
+class RepositoryKvFaultsTest : public DevServerOnly<RepositoryTest> {};
 
 TEST_F(RepositoryKvTest, GetOfAnAbsentKeyIsEmptyNotAnError) {
   std::unique_ptr<Repository> repository = NewRepository();
@@ -178,7 +180,7 @@ TEST_F(RepositoryKvTest, DeleteOfTheRootEmptiesOnlyThisNamespace) {
 
 // Each write below is applied by the server, which then closes the connection instead of
 // answering: the repository must learn the outcome, not report a conflict or an error.
-TEST_F(RepositoryKvTest, WritesWhoseReplyIsLostStillSucceed) {
+TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostStillSucceed) {
   std::unique_ptr<Repository> repository = NewRepository();
   server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
   ASSERT_EQ(repository->Persist("/a", "v1"), absl::OkStatus());  // check-and-set create

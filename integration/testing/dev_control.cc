@@ -39,14 +39,20 @@ absl::StatusOr<DevServerProcess> StartDevServer(const std::string& binary,
 }
 
 absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
-                                   absl::Duration timeout) {
+                                   absl::Duration timeout, const std::string& body,
+                                   const std::string& token) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
   HttpReply reply;
   const std::string verb(method);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, verb.c_str());
-  if (verb == "PUT") curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+  if (verb == "PUT") curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+  curl_slist* headers = nullptr;
+  if (!token.empty()) {
+    headers = curl_slist_append(headers, absl::StrCat("X-Consul-Token: ", token).c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  }
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(absl::ToInt64Milliseconds(timeout)));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
@@ -54,6 +60,7 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& 
   const CURLcode code = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
   curl_easy_cleanup(curl);
+  curl_slist_free_all(headers);
   if (code != CURLE_OK) {
     return absl::UnavailableError(absl::StrCat(verb, " ", url, ": ", curl_easy_strerror(code)));
   }

@@ -34,10 +34,11 @@ struct HttpReply {
   std::string body;
 };
 
-// Sends `method` `url` with an empty body. Errors: Unavailable naming the URL when no answer
-// came within `timeout`.
+// Sends `method` `url` with `body`, and `token` as X-Consul-Token when not empty. Errors:
+// Unavailable naming the URL when no answer came within `timeout`.
 absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
-                                   absl::Duration timeout = absl::Seconds(5));
+                                   absl::Duration timeout = absl::Seconds(5),
+                                   const std::string& body = "", const std::string& token = "");
 
 // PUT http://<address><path> expecting 200. Errors: as HttpCall, or Internal with the reply.
 absl::Status DevControl(const std::string& address, absl::string_view path);

@@ -32,6 +32,7 @@ class RepositoryWatchTest : public WatchTest {
   std::unique_ptr<Repository> NewRepository(const std::string& name = "ns") {
     ConsulRepositoryOptions options;
     options.client.servers = address();
+    options.client.token = token();
     options.namespace_name = name;
     options.session_ttl = absl::Seconds(1);
     options.session_lock_delay = absl::Milliseconds(500);
@@ -87,7 +88,7 @@ TEST_F(RepositoryWatchTest, ExpiredInstanceSessionShowsItsEphemeralKeyDeletedThe
   ASSERT_TRUE(mirror.AwaitView({{"/online/node-1", "up"}}));
   const std::string session = GetInstanceSession(*owner)->CurrentSessionId();
   ASSERT_FALSE(session.empty());
-  ASSERT_TRUE(server().ExpireSession(session).ok());
+  ASSERT_TRUE(ExpireSession(session).ok());
   // The key goes with the session; the owner re-persists it after the lock-delay (500 ms).
   ASSERT_TRUE(mirror.AwaitEventCount(3));
   EXPECT_THAT(mirror.events(), ElementsAre(Event(Type::kAdded, "/online/node-1", "up"),

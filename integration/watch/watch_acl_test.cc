@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
-#include "integration/testing/dev_server_test.h"
+#include "integration/testing/server_test.h"
 #include "registry/consul_repository.h"
 #include "registry/repository.h"
 

@@ -149,7 +149,7 @@ TEST_F(WatchEventsTest, SessionExpiryOfAnEphemeralKeyIsReportedAsDeleted) {
   WatchOptions replay;
   replay.replay_existing = true;
   WatchA(replay);
-  ASSERT_TRUE(server().ExpireSession(*id).ok());
+  ASSERT_TRUE(ExpireSession(*id).ok());
   ASSERT_TRUE(mirror_.AwaitEventCount(2));
   EXPECT_THAT(mirror_.events(), ElementsAre(Event(Type::kAdded, "/a/online", "node-1"),
                                             Event(Type::kDeleted, "/a/online", "node-1")));

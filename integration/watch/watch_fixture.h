@@ -1,7 +1,7 @@
 // integration/watch/watch_fixture.h
 //
-// Fixture of the watch engine integration tests: a dev server started in-process on port 0
-// (fault controls on, 1 s minimum session TTL), a raw client to write and inspect, engines whose
+// Fixture of the watch engine integration tests: a fresh server per test (the dev server or real
+// Consul, see integration/testing/server_test.h), a raw client to write and inspect, engines whose
 // events carry repository keys (namespace "ns" stripped), and Mirror, a listener that applies
 // events to a map and that tests wait on with deadlines (never fixed sleeps).
 #ifndef INTEGRATION_WATCH_WATCH_FIXTURE_H_
@@ -18,7 +18,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
-#include "integration/testing/dev_server_test.h"
+#include "integration/testing/server_test.h"
 #include "registry/consul/client.h"
 #include "registry/events.h"
 #include "watch/watch_engine.h"
@@ -60,7 +60,7 @@ std::string Describe(const DataChangedEvent& event);
 std::string Describe(const std::vector<DataChangedEvent>& events);
 std::string Describe(const KeyValues& view);
 
-class WatchTest : public registry::testing::DevServerTest {
+class WatchTest : public registry::testing::ServerTest {
  protected:
   // Engine options: the given block wait, 20 ms minimum back-off, namespace "ns" stripped.
   WatchEngineOptions EngineOptions(absl::Duration block_wait = absl::Seconds(10));

@@ -1,0 +1,83 @@
+// integration/testing/consul_agent.h
+//
+// A real `consul agent -dev` for integration tests: loopback only, a free port for every
+// listener it opens (HTTP, Serf LAN and WAN, server RPC; DNS and gRPC off), `session_ttl_min`
+// 1 s so short-TTL tests run in seconds, its config and log in a temp dir of its own. Optionally
+// with ACLs on (`default_policy` deny, a master token) and a least-privilege token for the code
+// under test: write on every key and session, read on nodes, nothing else.
+//
+// Start() returns once the agent has a leader, has registered its node and accepts a session
+// (what a session create needs), so a test never meets a half-started agent. The destructor
+// kills the agent (SIGKILL: a -dev agent keeps its state in memory) and reaps it; its files are
+// removed unless KeepFiles() was called (a failing test keeps the log to read).
+//
+// Thread safety: a ConsulAgent is used by one thread at a time; address() and tokens are
+// immutable after Start().
+#ifndef INTEGRATION_TESTING_CONSUL_AGENT_H_
+#define INTEGRATION_TESTING_CONSUL_AGENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "integration/testing/subprocess.h"
+
+namespace registry::integration {
+
+struct ConsulAgentOptions {
+  std::string binary;  // path of the consul binary
+  bool acl = false;    // ACLs on, default deny
+};
+
+class ConsulAgent {
+ public:
+  // Starts the agent and waits (at most 30 s) until it serves sessions. Errors: FailedPrecondition
+  // when `binary` does not exist or is not executable; Internal with the log's tail when it
+  // exits or does not become ready.
+  static absl::StatusOr<std::unique_ptr<ConsulAgent>> Start(const ConsulAgentOptions& options);
+  ~ConsulAgent();
+  ConsulAgent(const ConsulAgent&) = delete;
+  ConsulAgent& operator=(const ConsulAgent&) = delete;
+
+  // "127.0.0.1:PORT" of the HTTP API.
+  const std::string& address() const { return address_; }
+  // Token with every right (the ACL master token); "" without ACLs.
+  const std::string& master_token() const { return master_token_; }
+  // Least-privilege token for the code under test; "" without ACLs.
+  const std::string& client_token() const { return client_token_; }
+
+  // Kills the agent and starts a new one on the same ports: a restarted server with an empty
+  // state (a -dev agent keeps nothing). Tokens stay the same. Errors: as Start.
+  absl::Status Restart();
+
+  // Keeps the agent's directory (config and log) after destruction; returns its path.
+  std::string KeepFiles();
+  // The last `lines` lines of the agent's log.
+  std::string LogTail(int lines = 40) const;
+
+ private:
+  ConsulAgent(ConsulAgentOptions options, std::string dir, std::vector<int> ports);
+  // Writes the config file, launches the agent and waits until it is ready.
+  absl::Status Launch();
+  absl::Status AwaitReady();
+  absl::Status CreateClientToken();
+  void Kill();
+
+  const ConsulAgentOptions options_;
+  const std::string dir_;         // config.json and agent.log
+  const std::vector<int> ports_;  // http, serf_lan, serf_wan, server
+  const std::string address_;
+  const std::string master_token_;
+  const std::string client_token_;
+  std::unique_ptr<Subprocess> process_;
+  bool keep_files_ = false;
+};
+
+// The consul binary the tests use: $REGISTRY_TEST_CONSUL_BIN if set, else `fallback`.
+std::string ConsulBinary(const std::string& fallback);
+
+}  // namespace registry::integration
+
+#endif  // INTEGRATION_TESTING_CONSUL_AGENT_H_

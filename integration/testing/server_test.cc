@@ -1,0 +1,154 @@
+// integration/testing/server_test.cc
+#include "integration/testing/server_test.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "integration/testing/dev_control.h"
+
+namespace registry::testing {
+namespace {
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace
+
+ServerKind ServerKindFromEnv() {
+  const std::string name = Env("REGISTRY_TEST_SERVER");
+  if (name.empty() || name == "dev") return ServerKind::kDevServer;
+  if (name == "consul") return ServerKind::kConsul;
+  if (name == "consul-acl") return ServerKind::kConsulAcl;
+  ADD_FAILURE() << "REGISTRY_TEST_SERVER=" << name << ": expected dev, consul or consul-acl";
+  return ServerKind::kDevServer;
+}
+
+absl::string_view ServerKindName(ServerKind kind) {
+  switch (kind) {
+    case ServerKind::kDevServer:
+      return "dev";
+    case ServerKind::kConsul:
+      return "consul";
+    case ServerKind::kConsulAcl:
+      return "consul-acl";
+  }
+  return "?";
+}
+
+devserver::ServerOptions ServerTest::DevServerOptions(const std::string& http_addr) {
+  devserver::ServerOptions options;
+  options.http_addr = http_addr;
+  options.session_ttl_min = absl::Seconds(1);
+  options.enable_fault_injection = true;
+  return options;
+}
+
+void ServerTest::SetUp() {
+  kind_ = ServerKindFromEnv();
+  std::string admin_token;
+  const std::string external = Env("REGISTRY_TEST_CONSUL_ADDR");
+  if (kind_ == ServerKind::kDevServer) {
+    absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
+        devserver::DevServer::Start(DevServerOptions("127.0.0.1:0"));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    address_ = server_->address();
+  } else if (!external.empty()) {
+    address_ = external;
+    token_ = admin_token = Env("REGISTRY_TEST_CONSUL_TOKEN");
+  } else {
+    absl::StatusOr<std::unique_ptr<integration::ConsulAgent>> agent =
+        integration::ConsulAgent::Start({.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN),
+                                         .acl = kind_ == ServerKind::kConsulAcl});
+    ASSERT_TRUE(agent.ok()) << agent.status();
+    agent_ = *std::move(agent);
+    address_ = agent_->address();
+    token_ = agent_->client_token();
+    admin_token = agent_->master_token();
+  }
+  consul::ClientOptions client;
+  client.servers = address_;
+  client.token = admin_token;
+  client.request_timeout = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  raw_ = *std::move(raw);
+  if (!external.empty() && kind_ != ServerKind::kDevServer) WipeExternal(admin_token);
+}
+
+void ServerTest::WipeExternal(const std::string& admin_token) {
+  absl::StatusOr<integration::HttpReply> wiped =
+      integration::HttpCall("DELETE", absl::StrCat("http://", address_, "/v1/kv/?recurse"),
+                            absl::Seconds(5), "", admin_token);
+  ASSERT_TRUE(wiped.ok() && wiped->status == 200)
+      << "cannot empty the KV store of " << address_ << ": "
+      << (wiped.ok() ? wiped->body : wiped.status().ToString());
+  absl::StatusOr<consul::SessionListResult> sessions = raw_->ListSessions();
+  ASSERT_TRUE(sessions.ok()) << sessions.status();
+  for (const consul::SessionInfo& session : sessions->sessions) {
+    ASSERT_TRUE(raw_->DestroySession(session.id).ok()) << session.id;
+  }
+}
+
+void ServerTest::TearDown() {
+  raw_.reset();
+  if (server_ != nullptr) server_->Stop();
+  if (agent_ != nullptr && HasFailure()) {
+    std::fprintf(stderr, "consul agent log (kept in %s), last lines:\n%s\n",
+                 agent_->KeepFiles().c_str(), agent_->LogTail().c_str());
+  }
+  agent_.reset();
+}
+
+void ServerTest::RestartServer() {
+  if (agent_ != nullptr) {
+    ASSERT_TRUE(agent_->Restart().ok());
+    return;
+  }
+  ASSERT_NE(server_, nullptr) << "an external agent cannot be restarted by the test";
+  server_->Stop();
+  server_.reset();
+  absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
+      devserver::DevServer::Start(DevServerOptions(address_));
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+}
+
+std::optional<std::string> ServerTest::KeySession(const std::string& consul_key) {
+  absl::StatusOr<consul::KvGetResult> result = raw_->KvGet(consul_key);
+  EXPECT_TRUE(result.ok()) << consul_key << ": " << result.status();
+  if (!result.ok() || !result->entry.has_value()) return std::nullopt;
+  return result->entry->session;
+}
+
+absl::Status ServerTest::ExpireSession(const std::string& id) {
+  if (server_ != nullptr) return server_->ExpireSession(id);
+  return raw_->DestroySession(id);
+}
+
+devserver::DevServer& ServerTest::server() {
+  if (server_ == nullptr) {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::fprintf(stderr,
+                 "%s.%s needs the dev server but runs on %s: derive it from DevServerOnly\n",
+                 test->test_suite_name(), test->name(), ServerKindName(kind_).data());
+    std::abort();
+  }
+  return *server_;
+}
+
+bool Eventually(const std::function<bool()>& condition, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() >= deadline) return condition();
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace registry::testing

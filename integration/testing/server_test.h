@@ -1,0 +1,107 @@
+// integration/testing/server_test.h
+//
+// The common base of the in-process integration suites (repository, watch, lock): a fresh server
+// for every test and a raw Consul client to it, for arranging and inspecting server state behind
+// the code under test. The server is chosen by $REGISTRY_TEST_SERVER:
+//   dev (default)  consul-dev-server in this process (loopback, port 0, sessions down to 1 s,
+//                  fault injection on);
+//   consul         a real `consul agent -dev` (integration/testing/consul_agent.h), the binary
+//                  from $REGISTRY_TEST_CONSUL_BIN or the one scripts/get-consul.sh fetched;
+//   consul-acl     the same with ACLs on (default deny): the code under test gets a
+//                  least-privilege token, raw() the master token.
+// With $REGISTRY_TEST_CONSUL_ADDR set, "consul" and "consul-acl" use that running agent instead
+// (token: $REGISTRY_TEST_CONSUL_TOKEN). Every test then starts by deleting every key and session
+// on it: point it at a throwaway agent only, and run the tests one at a time.
+//
+// Thread safety: the fixture is used by the test's thread; server() and raw() are thread-safe.
+#ifndef INTEGRATION_TESTING_SERVER_TEST_H_
+#define INTEGRATION_TESTING_SERVER_TEST_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "integration/devserver/dev_server.h"
+#include "integration/testing/consul_agent.h"
+#include "registry/consul/client.h"
+
+namespace registry::testing {
+
+// How long a test waits for something that should happen promptly before it fails.
+inline constexpr absl::Duration kPatience = absl::Seconds(15);
+
+enum class ServerKind { kDevServer, kConsul, kConsulAcl };
+
+// The kind named by $REGISTRY_TEST_SERVER; an unknown name fails the calling test.
+ServerKind ServerKindFromEnv();
+absl::string_view ServerKindName(ServerKind kind);
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Stops the server and starts an empty one on the same address (a server restart). Not
+  // available for an external agent (fails the test).
+  void RestartServer();
+
+  // The session holding Consul key `consul_key`: "" if the key is not held, nullopt if it is
+  // absent. A failed read fails the test and returns nullopt.
+  std::optional<std::string> KeySession(const std::string& consul_key);
+
+  // Ends session `id` as its TTL running out would: its locks are released (behaviour
+  // "release") or its keys deleted ("delete"), and its lock-delay starts. Real Consul: a
+  // destroy, which invalidates the session the same way.
+  absl::Status ExpireSession(const std::string& id);
+
+  ServerKind kind() const { return kind_; }
+  bool real_consul() const { return kind_ != ServerKind::kDevServer; }
+  // The ACL token for the code under test ("" without ACLs).
+  const std::string& token() const { return token_; }
+  // The in-process dev server. Only for suites that need it (fault injection, request counts):
+  // they derive from DevServerOnly and are named *FaultsTest, which CMake does not register for
+  // real Consul. Calling it on real Consul aborts the test binary, naming the test.
+  devserver::DevServer& server();
+  consul::Client& raw() { return *raw_; }
+  const std::string& address() const { return address_; }
+
+ private:
+  static devserver::ServerOptions DevServerOptions(const std::string& http_addr);
+  void StartConsul(bool acl);
+  // Deletes every key and session of the external agent (see above).
+  void WipeExternal(const std::string& admin_token);
+
+  ServerKind kind_ = ServerKind::kDevServer;
+  std::unique_ptr<devserver::DevServer> server_;     // kDevServer
+  std::unique_ptr<integration::ConsulAgent> agent_;  // a real agent this test started
+  std::unique_ptr<consul::Client> raw_;
+  std::string address_;  // "127.0.0.1:PORT", kept across RestartServer()
+  std::string token_;
+};
+
+// The base of tests that need the dev server's fault injection or introspection. Their suites
+// are named *FaultsTest (CMake registers them for the dev server only); run on real Consul by
+// hand, each is skipped saying why.
+template <typename Base>
+class DevServerOnly : public Base {
+ protected:
+  void SetUp() override {
+    if (ServerKindFromEnv() != ServerKind::kDevServer) {
+      GTEST_SKIP() << "needs the dev server's fault injection or request counts";
+    }
+    Base::SetUp();
+  }
+};
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes; the last check is made at
+// the deadline. For state with no change notification (a server's view, a process table).
+bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
+
+}  // namespace registry::testing
+
+#endif  // INTEGRATION_TESTING_SERVER_TEST_H_
