@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs exactly the Debian packages this project needs to build, test and format-check.
-# Idempotent: does nothing when every package is already installed; runs `apt-get update`
-# only when something is missing. Needs root (or sudo) when it has to install.
+# Installs exactly the Debian packages this project needs to build, test and format-check, then
+# fetches the real Consul the integration tests run against (scripts/get-consul.sh; it fails, and
+# so does this script, when Consul cannot be obtained). Idempotent: installs nothing when every
+# package is present; runs `apt-get update` only when something is missing. Needs root (or sudo)
+# only when it has to install packages.
 set -euo pipefail
 
 packages=(
@@ -17,6 +19,7 @@ packages=(
   clang-format              # format check
   python3 python3-consul    # third-party client check against the dev server
   procps                    # ps/pkill used by integration scripts
+  debian-archive-keyring dpkg # get-consul.sh: verify and unpack the consul package
 )
 
 missing=()
@@ -25,11 +28,12 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+bash "$(dirname "$0")/get-consul.sh"
