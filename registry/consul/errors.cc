@@ -56,7 +56,11 @@ absl::StatusCode CodeFor(int status, absl::string_view body) {
     }
     return absl::StatusCode::kInternal;
   }
-  if (status >= 400 && status < 500) return absl::StatusCode::kFailedPrecondition;
+  if (status >= 400 && status < 500) {
+    // A txn whose token lacks a right is rolled back (409) with this reason on the op.
+    if (ContainsIgnoreCase(body, "permission denied")) return absl::StatusCode::kPermissionDenied;
+    return absl::StatusCode::kFailedPrecondition;
+  }
   return absl::StatusCode::kInternal;
 }
 

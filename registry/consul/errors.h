@@ -9,6 +9,8 @@
 //   429, 502, 503, 504               -> Unavailable (retry later / elsewhere)
 //   500 "No cluster leader"          -> Unavailable (the client fails over on it)
 //   500 'Invalid session "<id>"'     -> FailedPrecondition (the session is gone)
+//   409 from /v1/txn saying "Permission denied" (a rollback for lack of an ACL right)
+//                                    -> PermissionDenied
 //   any other 4xx                    -> FailedPrecondition
 //   any other 5xx or unexpected code -> Internal
 //   malformed response               -> DataLoss

@@ -219,7 +219,10 @@ absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
 
 absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
                                            const HttpResponse& response) {
-  if (response.status != 200 && response.status != 409) {
+  // A rollback for lack of an ACL right is an authorization failure, not a conflict to inspect.
+  if ((response.status != 200 && response.status != 409) ||
+      (response.status == 409 &&
+       absl::StrContains(absl::AsciiStrToLower(response.body), "permission denied"))) {
     return ErrorFromResponse(request, response);
   }
   ASSIGN_OR_RETURN(nlohmann::json body, ParseJsonBody(request, response));

@@ -1,5 +1,6 @@
 #include "registry/consul/txn.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -115,6 +116,20 @@ TEST(TxnParseTest, ConflictIsARolledBackResultListingEachError) {
   EXPECT_EQ(result->errors[0].op_index, 0u);
   EXPECT_EQ(result->errors[0].what, "failed session check");
   EXPECT_THAT(result->results, IsEmpty());
+}
+
+// What Consul (1.8.7 and later) answers to a txn write whose token lacks the right: a rollback
+// with "Permission denied" as the op's reason (newer versions append which right is missing).
+TEST(TxnParseTest, RollbackForLackOfAnAclRightIsPermissionDenied) {
+  HttpRequest request = *BuildTxnRequest({TxnOp::DeleteTree("ns/acl/k")});
+  for (const char* what :
+       {"Permission denied", "Permission denied: token lacks permission 'key:write' on ns/acl"}) {
+    absl::StatusOr<TxnResult> result = ParseTxnResponse(
+        request, Response(409, absl::StrCat(R"({"Results":null,"Errors":[{"OpIndex":0,"What":")",
+                                            what, R"("}]})")));
+    EXPECT_TRUE(absl::IsPermissionDenied(result.status())) << what << ": " << result.status();
+    EXPECT_THAT(result.status().message(), HasSubstr("Permission denied")) << what;
+  }
 }
 
 TEST(TxnErrorSaysTest, MatchesAnyFailedOpsReasonIgnoringCase) {
