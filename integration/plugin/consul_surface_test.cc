@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
-#include "integration/testing/dev_server_process_test.h"
+#include "integration/testing/server_process_test.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
 
@@ -51,10 +51,10 @@ class Values {
   std::vector<std::string> seen_ ABSL_GUARDED_BY(mu_);
 };
 
-class ConsulSurfaceTest : public DevServerProcessTest {
+class ConsulSurfaceTest : public ServerProcessTest {
  protected:
   void SetUp() override {
-    DevServerProcessTest::SetUp();
+    ServerProcessTest::SetUp();
     if (HasFatalFailure()) return;
     absl::StatusOr<std::shared_ptr<plugin::PluginLibrary>> library =
         plugin::LoadPluginFile(REGISTRY_CONSUL_PLUGIN);
@@ -67,12 +67,13 @@ class ConsulSurfaceTest : public DevServerProcessTest {
   }
 
   std::unique_ptr<PluginRepository> NewRepository() {
-    absl::StatusOr<std::unique_ptr<PluginRepository>> repository =
-        library_->CreateFromProps({{"namespace", namespace_},
-                                   {"server-lists", server_address()},
-                                   {"timeToLiveSeconds", "1"},
-                                   {"sessionLockDelayMilliseconds", "0"},
-                                   {"blockQueryTimeMilliseconds", "2000"}});
+    plugin::PropList props = {{"namespace", namespace_},
+                              {"server-lists", server_address()},
+                              {"timeToLiveSeconds", "1"},
+                              {"sessionLockDelayMilliseconds", "0"},
+                              {"blockQueryTimeMilliseconds", "2000"}};
+    if (!token().empty()) props.emplace_back("token", token());
+    absl::StatusOr<std::unique_ptr<PluginRepository>> repository = library_->CreateFromProps(props);
     EXPECT_TRUE(repository.ok()) << repository.status();
     return repository.ok() ? std::move(*repository) : nullptr;
   }
@@ -179,10 +180,9 @@ TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites
       (*lock)->AddLostListener([&](const std::string&, const absl::Status&) { told.Notify(); });
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE((*lock)->Lock().ok());
-  absl::StatusOr<std::string> session =
-      KeySession(server_address(), absl::StrCat(namespace_, "/lock/job/"));
+  absl::StatusOr<std::string> session = KeySession(absl::StrCat(namespace_, "/lock/job/"));
   ASSERT_TRUE(session.ok() && !session->empty()) << session.status();
-  ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/session/expire/" + *session).ok());
+  ASSERT_TRUE(ExpireSession(*session).ok());
   ASSERT_TRUE(told.WaitForNotificationWithTimeout(kWait));
   EXPECT_TRUE((*lock)->IsLost().value_or(false));
   absl::Status late = (*lock)->PersistIfHeld("/late", "x");

@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/server_process_test.h"
 #include "integration/testing/subprocess.h"
 
 namespace registry::integration {
@@ -30,43 +31,22 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-constexpr char kListening[] = "consul-dev-server listening on ";
 const absl::Duration kTtl = absl::Seconds(1);
 
-class RegistryctlTest : public ::testing::Test {
+class RegistryctlTest : public ServerProcessTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<Subprocess>> server = Subprocess::Start(
-        {REGISTRY_DEVSERVER_BIN, "--http-addr=127.0.0.1:0", "--session-ttl-min=1s"});
-    ASSERT_TRUE(server.ok()) << server.status();
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (std::optional<std::string> line = (*server)->ReadLine(deadline)) {
-      if (absl::StartsWith(*line, kListening)) {
-        address_ = new std::string(line->substr(sizeof(kListening) - 1));
-        break;
-      }
-    }
-    ASSERT_NE(address_, nullptr) << "dev server printed no address; stderr: " << (*server)->err();
-    server_ = server->release();
-  }
-
-  static void TearDownTestSuite() {
-    delete server_;  // SIGKILL + reap
-    server_ = nullptr;
-    delete address_;
-    address_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_NE(address_, nullptr);
+    ServerProcessTest::SetUp();
+    if (HasFatalFailure()) return;
     namespace_ =
         absl::StrCat("ctl_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
 
   // registryctl with --servers/--namespace of this test, then `args`.
   std::vector<std::string> Ctl(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {REGISTRYCTL_BIN, "--servers=" + *address_,
+    std::vector<std::string> argv = {REGISTRYCTL_BIN, "--servers=" + server_address(),
                                      "--namespace=" + namespace_};
+    if (!token().empty()) argv.push_back("--token=" + token());
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
@@ -83,7 +63,8 @@ class RegistryctlTest : public ::testing::Test {
             "    type: Consul\n"
             "    props:\n"
             "      namespace: "
-         << ns << "\n      server-lists: " << *address_
+         << ns << "\n      server-lists: " << server_address()
+         << (token().empty() ? "" : "\n      token: " + token())
          << "\n      timeToLiveSeconds: 1\n      sessionLockDelayMilliseconds: 0\n";
     return path;
   }
@@ -108,13 +89,8 @@ class RegistryctlTest : public ::testing::Test {
     }
   }
 
-  static Subprocess* server_;
-  static std::string* address_;
   std::string namespace_;
 };
-
-Subprocess* RegistryctlTest::server_ = nullptr;
-std::string* RegistryctlTest::address_ = nullptr;
 
 TEST_F(RegistryctlTest, PutThenGetPrintsTheValue) {
   RunResult put = RunCtl({"put", "/metadata/sharding_db", "v1"});

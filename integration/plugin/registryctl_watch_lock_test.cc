@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
-#include "integration/testing/dev_server_process_test.h"
+#include "integration/testing/server_process_test.h"
 #include "integration/testing/subprocess.h"
 
 namespace registry::integration {
@@ -28,10 +28,10 @@ using ::testing::HasSubstr;
 
 const absl::Duration kWait = absl::Seconds(15);
 
-class RegistryctlWatchLockTest : public DevServerProcessTest {
+class RegistryctlWatchLockTest : public ServerProcessTest {
  protected:
   void SetUp() override {
-    DevServerProcessTest::SetUp();
+    ServerProcessTest::SetUp();
     if (HasFatalFailure()) return;
     namespace_ =
         absl::StrCat("surface_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -39,6 +39,7 @@ class RegistryctlWatchLockTest : public DevServerProcessTest {
     config_ = absl::StrCat(ProcessTempDir(), "/", namespace_, ".yaml");
     std::ofstream(config_) << "repository:\n  type: Consul\n  props:\n    namespace: " << namespace_
                            << "\n    server-lists: " << server_address()
+                           << (token().empty() ? "" : "\n    token: " + token())
                            << "\n    timeToLiveSeconds: 1\n    sessionLockDelayMilliseconds: 0\n"
                               "    lockRetryMilliseconds: 50\n";
   }
@@ -167,10 +168,10 @@ TEST_F(RegistryctlWatchLockTest, LostLockTerminatesTheCommandAndExitsThree) {
                   "while :; do sleep 0.05; done");
   ASSERT_NE(holder, nullptr);
   const std::string lock_key = absl::StrCat(namespace_, "/lock/lost/");
-  absl::StatusOr<std::string> session = KeySession(server_address(), lock_key);
+  absl::StatusOr<std::string> session = KeySession(lock_key);
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_FALSE(session->empty()) << lock_key << " is not held";
-  ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/session/expire/" + *session).ok());
+  ASSERT_TRUE(ExpireSession(*session).ok());
   EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
   EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
   EXPECT_THAT(holder->err(),

@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
-#include "integration/testing/dev_server_process_test.h"
+#include "integration/testing/server_process_test.h"
 #include "integration/testing/server_test.h"
 #include "nlohmann/json.hpp"
 #include "registry/consul_repository.h"
@@ -58,7 +58,7 @@ uint64_t Renewals(const std::string& address) {
   return stats["session.renew"].get<uint64_t>();
 }
 
-class ClockStepTest : public DevServerProcessTest {
+class ClockStepTest : public ServerProcessTest {
  protected:
   void TearDown() override { realtime_offset_ns.store(0); }
 };
@@ -85,7 +85,7 @@ TEST_F(ClockStepTest, RenewalKeepsItsPaceWhenTheWallClockStepsBackAnHour) {
     return Renewals(server_address()) >= start + 12;
   })) << "renewals since the step: "
       << Renewals(server_address()) - start;
-  absl::StatusOr<std::string> holder = KeySession(server_address(), "clock_step/online/me");
+  absl::StatusOr<std::string> holder = KeySession("clock_step/online/me");
   ASSERT_TRUE(holder.ok()) << holder.status();
   EXPECT_EQ(*holder, session) << "the instance session was lost";
 }

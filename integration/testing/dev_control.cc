@@ -77,9 +77,10 @@ absl::Status DevControl(const std::string& address, absl::string_view path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key) {
+absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key,
+                                       const std::string& token) {
   const std::string url = absl::StrCat("http://", address, "/v1/kv/", consul_key);
-  absl::StatusOr<HttpReply> reply = HttpCall("GET", url);
+  absl::StatusOr<HttpReply> reply = HttpCall("GET", url, absl::Seconds(5), "", token);
   if (!reply.ok()) return reply.status();
   if (reply->status == 404) return std::string();
   nlohmann::json entries = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);

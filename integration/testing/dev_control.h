@@ -44,8 +44,10 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& 
 absl::Status DevControl(const std::string& address, absl::string_view path);
 
 // The session holding Consul key `consul_key` (e.g. "ns/lock/name/"), "" if the key is absent or
-// not held. Errors: as HttpCall, or Internal for an unexpected reply.
-absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key);
+// not held; read with `token` when not empty. Errors: as HttpCall, or Internal for an unexpected
+// reply.
+absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key,
+                                       const std::string& token = "");
 
 }  // namespace registry::integration
 

@@ -1,28 +1,54 @@
-// integration/testing/dev_server_process_test.h
+// integration/testing/server_process_test.h
 //
-// The base of suites whose tests share one consul-dev-server process (sessions down to 1 s,
-// fault injection on): started before the suite's first test, killed and reaped after its last.
-// Tests keep apart by working in namespaces of their own. The including target defines
-// REGISTRY_DEVSERVER_BIN, the path of the consul-dev-server binary.
-#ifndef INTEGRATION_TESTING_DEV_SERVER_PROCESS_TEST_H_
-#define INTEGRATION_TESTING_DEV_SERVER_PROCESS_TEST_H_
+// The base of suites whose tests share one server process, of the kind $REGISTRY_TEST_SERVER
+// names (integration/testing/server_kind.h): a consul-dev-server process (sessions down to 1 s,
+// fault injection on) or a real consul agent, with or without ACLs. Started before the suite's
+// first test, killed and reaped after its last. Tests keep apart by working in namespaces of
+// their own. The including target defines REGISTRY_DEVSERVER_BIN and REGISTRY_CONSUL_BIN, the
+// paths of the consul-dev-server and consul binaries.
+#ifndef INTEGRATION_TESTING_SERVER_PROCESS_TEST_H_
+#define INTEGRATION_TESTING_SERVER_PROCESS_TEST_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "integration/testing/consul_agent.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/server_kind.h"
 
 namespace registry::integration {
 
-class DevServerProcessTest : public ::testing::Test {
+class ServerProcessTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<DevServerProcess> server = StartDevServer(
-        REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = new DevServerProcess(*std::move(server));
+    absl::StatusOr<ServerKind> kind = ServerKindFromEnv();
+    ASSERT_TRUE(kind.ok()) << kind.status();
+    auto server = std::make_unique<Server>();
+    server->kind = *kind;
+    if (*kind == ServerKind::kDevServer) {
+      absl::StatusOr<DevServerProcess> dev = StartDevServer(
+          REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
+      ASSERT_TRUE(dev.ok()) << dev.status();
+      server->address = dev->address;
+      server->dev = *std::move(dev);
+    } else if (!ExternalConsulAddress().empty()) {
+      server->address = ExternalConsulAddress();
+      server->token = server->admin_token = ExternalConsulToken();
+    } else {
+      absl::StatusOr<std::unique_ptr<ConsulAgent>> agent = ConsulAgent::Start(
+          {.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .acl = *kind == ServerKind::kConsulAcl});
+      ASSERT_TRUE(agent.ok()) << agent.status();
+      server->agent = *std::move(agent);
+      server->address = server->agent->address();
+      server->token = server->agent->client_token();
+      server->admin_token = server->agent->master_token();
+    }
+    server_ = server.release();
   }
   static void TearDownTestSuite() {
     delete server_;  // SIGKILL + reap
@@ -30,15 +56,49 @@ class DevServerProcessTest : public ::testing::Test {
   }
 
   // Fails the test when the suite's server did not start.
-  void SetUp() override { ASSERT_NE(server_, nullptr) << "the dev server did not start"; }
+  void SetUp() override { ASSERT_NE(server_, nullptr) << "the server did not start"; }
+  // A failing test keeps the agent's log and prints its tail.
+  void TearDown() override {
+    if (server_ != nullptr && server_->agent != nullptr && HasFailure()) {
+      std::fprintf(stderr, "consul agent log (kept in %s), last lines:\n%s\n",
+                   server_->agent->KeepFiles().c_str(), server_->agent->LogTail().c_str());
+    }
+  }
 
   // "127.0.0.1:PORT" of the suite's server.
   static const std::string& server_address() { return server_->address; }
+  // The ACL token for the code under test ("" without ACLs).
+  static const std::string& token() { return server_->token; }
+  static bool real_consul() { return server_->kind != ServerKind::kDevServer; }
+
+  // The session holding Consul key `consul_key`, "" if the key is absent or not held.
+  static absl::StatusOr<std::string> KeySession(absl::string_view consul_key) {
+    return integration::KeySession(server_->address, consul_key, server_->admin_token);
+  }
+  // Ends session `id` as its TTL running out would (on real Consul: a destroy, which
+  // invalidates it the same way).
+  static absl::Status ExpireSession(const std::string& id) {
+    if (!real_consul()) return DevControl(server_->address, "/v1/_dev/session/expire/" + id);
+    absl::StatusOr<HttpReply> reply =
+        HttpCall("PUT", absl::StrCat("http://", server_->address, "/v1/session/destroy/", id),
+                 absl::Seconds(5), "", server_->admin_token);
+    if (!reply.ok()) return reply.status();
+    if (reply->status == 200) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("destroy session ", id, ": ", reply->status));
+  }
 
  private:
-  inline static DevServerProcess* server_ = nullptr;
+  struct Server {
+    ServerKind kind = ServerKind::kDevServer;
+    DevServerProcess dev;                // kDevServer
+    std::unique_ptr<ConsulAgent> agent;  // a real agent this suite started
+    std::string address;
+    std::string token;        // for the code under test
+    std::string admin_token;  // for the test's own inspection
+  };
+  inline static Server* server_ = nullptr;
 };
 
 }  // namespace registry::integration
 
-#endif  // INTEGRATION_TESTING_DEV_SERVER_PROCESS_TEST_H_
+#endif  // INTEGRATION_TESTING_SERVER_PROCESS_TEST_H_

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,36 +11,6 @@
 #include "integration/testing/dev_control.h"
 
 namespace registry::testing {
-namespace {
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
-}  // namespace
-
-ServerKind ServerKindFromEnv() {
-  const std::string name = Env("REGISTRY_TEST_SERVER");
-  if (name.empty() || name == "dev") return ServerKind::kDevServer;
-  if (name == "consul") return ServerKind::kConsul;
-  if (name == "consul-acl") return ServerKind::kConsulAcl;
-  ADD_FAILURE() << "REGISTRY_TEST_SERVER=" << name << ": expected dev, consul or consul-acl";
-  return ServerKind::kDevServer;
-}
-
-absl::string_view ServerKindName(ServerKind kind) {
-  switch (kind) {
-    case ServerKind::kDevServer:
-      return "dev";
-    case ServerKind::kConsul:
-      return "consul";
-    case ServerKind::kConsulAcl:
-      return "consul-acl";
-  }
-  return "?";
-}
-
 devserver::ServerOptions ServerTest::DevServerOptions(const std::string& http_addr) {
   devserver::ServerOptions options;
   options.http_addr = http_addr;
@@ -49,9 +20,11 @@ devserver::ServerOptions ServerTest::DevServerOptions(const std::string& http_ad
 }
 
 void ServerTest::SetUp() {
-  kind_ = ServerKindFromEnv();
+  absl::StatusOr<ServerKind> kind = integration::ServerKindFromEnv();
+  ASSERT_TRUE(kind.ok()) << kind.status();
+  kind_ = *kind;
   std::string admin_token;
-  const std::string external = Env("REGISTRY_TEST_CONSUL_ADDR");
+  const std::string external = integration::ExternalConsulAddress();
   if (kind_ == ServerKind::kDevServer) {
     absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
         devserver::DevServer::Start(DevServerOptions("127.0.0.1:0"));
@@ -60,7 +33,7 @@ void ServerTest::SetUp() {
     address_ = server_->address();
   } else if (!external.empty()) {
     address_ = external;
-    token_ = admin_token = Env("REGISTRY_TEST_CONSUL_TOKEN");
+    token_ = admin_token = integration::ExternalConsulToken();
   } else {
     absl::StatusOr<std::unique_ptr<integration::ConsulAgent>> agent =
         integration::ConsulAgent::Start({.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN),
@@ -136,7 +109,7 @@ devserver::DevServer& ServerTest::server() {
     const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
     std::fprintf(stderr,
                  "%s.%s needs the dev server but runs on %s: derive it from DevServerOnly\n",
-                 test->test_suite_name(), test->name(), ServerKindName(kind_).data());
+                 test->test_suite_name(), test->name(), integration::ServerKindName(kind_).data());
     std::abort();
   }
   return *server_;

@@ -1,17 +1,10 @@
 // integration/testing/server_test.h
 //
 // The common base of the in-process integration suites (repository, watch, lock): a fresh server
-// for every test and a raw Consul client to it, for arranging and inspecting server state behind
-// the code under test. The server is chosen by $REGISTRY_TEST_SERVER:
-//   dev (default)  consul-dev-server in this process (loopback, port 0, sessions down to 1 s,
-//                  fault injection on);
-//   consul         a real `consul agent -dev` (integration/testing/consul_agent.h), the binary
-//                  from $REGISTRY_TEST_CONSUL_BIN or the one scripts/get-consul.sh fetched;
-//   consul-acl     the same with ACLs on (default deny): the code under test gets a
-//                  least-privilege token, raw() the master token.
-// With $REGISTRY_TEST_CONSUL_ADDR set, "consul" and "consul-acl" use that running agent instead
-// (token: $REGISTRY_TEST_CONSUL_TOKEN). Every test then starts by deleting every key and session
-// on it: point it at a throwaway agent only, and run the tests one at a time.
+// for every test, of the kind $REGISTRY_TEST_SERVER names (integration/testing/server_kind.h: the
+// dev server in this process, or a real consul agent with or without ACLs), and a raw Consul
+// client to it with every right, for arranging and inspecting server state behind the code under
+// test.
 //
 // Thread safety: the fixture is used by the test's thread; server() and raw() are thread-safe.
 #ifndef INTEGRATION_TESTING_SERVER_TEST_H_
@@ -28,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/consul_agent.h"
+#include "integration/testing/server_kind.h"
 #include "registry/consul/client.h"
 
 namespace registry::testing {
@@ -35,11 +29,7 @@ namespace registry::testing {
 // How long a test waits for something that should happen promptly before it fails.
 inline constexpr absl::Duration kPatience = absl::Seconds(15);
 
-enum class ServerKind { kDevServer, kConsul, kConsulAcl };
-
-// The kind named by $REGISTRY_TEST_SERVER; an unknown name fails the calling test.
-ServerKind ServerKindFromEnv();
-absl::string_view ServerKindName(ServerKind kind);
+using integration::ServerKind;
 
 class ServerTest : public ::testing::Test {
  protected:
@@ -91,7 +81,8 @@ template <typename Base>
 class DevServerOnly : public Base {
  protected:
   void SetUp() override {
-    if (ServerKindFromEnv() != ServerKind::kDevServer) {
+    if (integration::ServerKindFromEnv().value_or(ServerKind::kDevServer) !=
+        ServerKind::kDevServer) {
       GTEST_SKIP() << "needs the dev server's fault injection or request counts";
     }
     Base::SetUp();
