@@ -2,7 +2,8 @@
 //
 // Fixture of the repository integration tests: a fresh server per test (the dev server or real
 // Consul, see integration/testing/server_test.h), repositories with a 1 s TTL against it, a raw
-// client to inspect what the server holds, and a recorder of connection states that tests wait on with deadlines.
+// client to inspect what the server holds, and a recorder of connection states that tests wait on
+// with deadlines.
 #ifndef INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_
 #define INTEGRATION_REPOSITORY_REPOSITORY_FIXTURE_H_
 
