@@ -30,6 +30,14 @@ std::string BearerToken(absl::string_view authorization) {
   return "";
 }
 
+// The token of a request: ?token, else X-Consul-Token, else Authorization: Bearer.
+std::string PresentedToken(const HttpRequest& request) {
+  std::string token = request.Get("token");
+  if (token.empty()) token = request.consul_token;
+  if (token.empty()) token = BearerToken(request.authorization);
+  return token;
+}
+
 }  // namespace
 
 // --- BlockingQuery -------------------------------------------------------------------------
@@ -76,6 +84,13 @@ ApiOutcome Api::Handle(const HttpRequest& request) {
   if (HasNonPrintable(path)) {
     stats_->Count("other");
     return TextResponse(400, "Bad request: path contains non-printable characters");
+  }
+  // Go's ServeMux redirects an unclean path before any handler sees it (and writes nothing).
+  if (const std::string clean = GoCleanPath(path); clean != path) {
+    stats_->Count("other");
+    std::string location = GoEscapePath(clean);
+    if (!request.raw_query.empty()) absl::StrAppend(&location, "?", request.raw_query);
+    return MovedPermanently(request.method, location);
   }
   if (absl::StartsWith(path, "/v1/_dev/")) return HandleDev(request);
   if (absl::StartsWith(path, "/v1/kv/")) return HandleKv(request);
@@ -134,9 +149,7 @@ std::optional<HttpResponse> Api::CheckDatacenter(const HttpRequest& request) con
 
 std::optional<HttpResponse> Api::CheckToken(const HttpRequest& request) const {
   if (config_.acl_master_token.empty()) return std::nullopt;
-  std::string token = request.Get("token");
-  if (token.empty()) token = request.consul_token;
-  if (token.empty()) token = BearerToken(request.authorization);
+  const std::string token = PresentedToken(request);
   if (!token.empty() && token == config_.acl_master_token) return std::nullopt;
   stats_->Count("acl.denied");  // lets tests see a request that lost its token
   return TextResponse(403, token.empty() ? "Permission denied" : "ACL not found");
@@ -145,6 +158,16 @@ std::optional<HttpResponse> Api::CheckToken(const HttpRequest& request) const {
 std::optional<HttpResponse> Api::BeforeStoreCall(const HttpRequest& request) const {
   if (auto refused = CheckDatacenter(request)) return refused;
   if (auto refused = CheckToken(request)) return refused;
+  if (faults_->ConsumeFailure()) return TextResponse(500, "No cluster leader");
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> Api::BeforeFilteredRead(const HttpRequest& request,
+                                                    bool* filtered) const {
+  *filtered = !config_.acl_master_token.empty() && PresentedToken(request).empty();
+  if (!*filtered) return BeforeStoreCall(request);
+  if (auto refused = CheckDatacenter(request)) return refused;
+  stats_->Count("acl.denied");
   if (faults_->ConsumeFailure()) return TextResponse(500, "No cluster leader");
   return std::nullopt;
 }

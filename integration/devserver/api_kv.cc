@@ -60,11 +60,13 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
     // Consul still honours its historic misspelling; the correct one wins.
     const std::string separator =
         request.Has("separator") ? request.Get("separator") : request.Get("seperator");
-    if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
-    return Read(options, WatchScope::Prefix(key), [this, key, separator] {
+    bool filtered = false;
+    if (auto refused = BeforeFilteredRead(request, &filtered)) return std::move(*refused);
+    return Read(options, WatchScope::Prefix(key), [this, key, separator, filtered] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();
       Store::KeysRead read = store_->Keys(key, separator);
+      if (filtered) read.keys.clear();
       evaluation.index = std::max<uint64_t>(read.index, 1);
       evaluation.version = read.version;
       // No keys under a non-empty prefix is 404; the root answers [].
@@ -76,8 +78,9 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
     });
   }
   if (request.Has("recurse")) {
-    if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
-    return Read(options, WatchScope::Prefix(key), [this, key] {
+    bool filtered = false;
+    if (auto refused = BeforeFilteredRead(request, &filtered)) return std::move(*refused);
+    return Read(options, WatchScope::Prefix(key), [this, key, filtered] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();
       // Serialized while listed: no copy of the entries (see Store::VisitList).
@@ -90,7 +93,7 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
       evaluation.index = std::max<uint64_t>(listed.index, 1);
       evaluation.version = listed.version;
       evaluation.response =
-          listed.count == 0 ? EmptyStatus(404) : RawJsonResponse(200, std::move(body));
+          listed.count == 0 || filtered ? EmptyStatus(404) : RawJsonResponse(200, std::move(body));
       SetQueryMeta(&evaluation.response, evaluation.index);
       return evaluation;
     });

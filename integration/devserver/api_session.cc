@@ -65,15 +65,17 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   }
   if (verb == "info" && argument.empty()) return TextResponse(400, "Missing session");
   if (verb == "node" && argument.empty()) return TextResponse(400, "Missing node name");
-  if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
+  bool filtered = false;
+  if (auto refused = BeforeFilteredRead(request, &filtered)) return std::move(*refused);
 
   const std::string kind(verb);
-  return Read(query, WatchScope::Sessions(), [this, kind, argument] {
+  return Read(query, WatchScope::Sessions(), [this, kind, argument, filtered] {
     QueryEvaluation evaluation;
     evaluation.epoch = store_->epoch();
     Store::SessionsRead read = kind == "info"   ? store_->GetSession(argument)
                                : kind == "node" ? store_->NodeSessions(argument)
                                                 : store_->ListSessions();
+    if (filtered) read.sessions.clear();
     evaluation.index = std::max<uint64_t>(read.index, 1);
     evaluation.version = read.version;
     evaluation.response = JsonResponse(200, SessionsJson(read.sessions));

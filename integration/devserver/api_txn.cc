@@ -9,6 +9,23 @@
 #include "integration/devserver/go_compat.h"
 
 namespace registry::devserver {
+namespace {
+
+// A rollback naming every op that the anonymous token may not run: all but get and get-tree.
+TxnOutcome RefuseAllButReads(const std::vector<KvOp>& ops) {
+  TxnOutcome outcome;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const KvVerb verb = ops[i].verb;
+    const bool read =
+        verb == KvVerb::kGet || verb == KvVerb::kGetOrEmpty || verb == KvVerb::kGetTree;
+    if (ops[i].error.empty() && !read) {
+      outcome.errors.push_back({static_cast<int>(i), "Permission denied"});
+    }
+  }
+  return outcome;
+}
+
+}  // namespace
 
 HttpResponse Api::HandleTxn(const HttpRequest& request) {
   stats_->Count("txn");
@@ -34,9 +51,14 @@ HttpResponse Api::HandleTxn(const HttpRequest& request) {
     auto options = ParseQueryOptions(request);
     if (auto* error = std::get_if<HttpResponse>(&options)) return std::move(*error);
   }
-  if (auto refused = BeforeStoreCall(request)) return *refused;
+  bool filtered = false;
+  if (auto refused = BeforeFilteredRead(request, &filtered)) return *refused;
 
-  TxnOutcome outcome = store_->Txn(*ops);
+  // Consul checks every op but get and get-tree against the token before applying anything (a
+  // rollback naming each refused op); what gets read is filtered out afterwards.
+  TxnOutcome outcome = filtered ? RefuseAllButReads(*ops) : TxnOutcome{};
+  if (outcome.errors.empty()) outcome = store_->Txn(*ops);
+  if (filtered && outcome.errors.empty()) outcome.results.clear();
   // Written directly, like KV reads (AppendDirEntryJson): Go's field order, Go's strings.
   std::string body = "{\"Results\":";
   if (outcome.errors.empty()) {
@@ -57,7 +79,9 @@ HttpResponse Api::HandleTxn(const HttpRequest& request) {
     }
     body.push_back(']');
   }
-  if (!writes) body.append(",\"Index\":0,\"LastContact\":0,\"KnownLeader\":true");
+  if (!writes) {
+    body.append(",\"Index\":0,\"LastContact\":0,\"KnownLeader\":true,\"ConsistencyLevel\":\"\"");
+  }
   body.push_back('}');
   HttpResponse response = RawJsonResponse(outcome.errors.empty() ? 200 : 409, std::move(body));
   if (!writes) {

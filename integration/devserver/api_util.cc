@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 namespace registry::devserver {
 namespace {
@@ -55,6 +56,18 @@ HttpResponse MethodNotAllowed(absl::string_view method,
 HttpResponse OptionsResponse(std::initializer_list<absl::string_view> allowed) {
   HttpResponse response;
   response.headers.emplace_back("Allow", AllowHeader(allowed));
+  return response;
+}
+
+HttpResponse MovedPermanently(absl::string_view method, const std::string& location) {
+  HttpResponse response;
+  response.status = 301;
+  response.headers.emplace_back("Location", location);
+  if (method == "GET") {
+    response.content_type = "text/html; charset=utf-8";
+    response.body = absl::StrCat("<a href=\"", absl::StrReplaceAll(location, {{"&", "&amp;"}}),
+                                 "\">Moved Permanently</a>.\n\n");
+  }
   return response;
 }
 

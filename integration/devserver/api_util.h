@@ -36,6 +36,9 @@ void SetQueryMeta(HttpResponse* response, uint64_t index);
 HttpResponse MethodNotAllowed(absl::string_view method,
                               std::initializer_list<absl::string_view> allowed);
 
+// 301 to `location`, as Go's http.Redirect writes it: a small HTML body for GET only.
+HttpResponse MovedPermanently(absl::string_view method, const std::string& location);
+
 // 200 with the same Allow header, Consul's answer to OPTIONS.
 HttpResponse OptionsResponse(std::initializer_list<absl::string_view> allowed);
 

@@ -2,9 +2,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "registry/utf8.h"
 
 namespace registry::devserver {
@@ -281,6 +286,36 @@ void AppendGoJsonString(absl::string_view text, std::string* out) {
     }
   }
   out->push_back('"');
+}
+
+std::string GoCleanPath(absl::string_view path) {
+  std::vector<absl::string_view> kept;
+  for (absl::string_view element : absl::StrSplit(path, '/')) {
+    if (element.empty() || element == ".") continue;
+    if (element == "..") {
+      if (!kept.empty()) kept.pop_back();
+      continue;
+    }
+    kept.push_back(element);
+  }
+  std::string clean = absl::StrCat("/", absl::StrJoin(kept, "/"));
+  if (absl::EndsWith(path, "/") && clean != "/") clean.push_back('/');
+  return clean;
+}
+
+std::string GoEscapePath(absl::string_view path) {
+  std::string out;
+  for (const char c : path) {
+    if (absl::ascii_isalnum(c) || absl::StrContains("-._~$&+,/:;=@", c)) {
+      out.push_back(c);
+    } else {
+      const auto byte = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back("0123456789ABCDEF"[byte >> 4]);
+      out.push_back("0123456789ABCDEF"[byte & 0xF]);
+    }
+  }
+  return out;
 }
 
 }  // namespace registry::devserver

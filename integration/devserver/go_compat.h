@@ -2,7 +2,8 @@
 //
 // Consul is written in Go and its answers carry Go's spellings: durations are parsed with
 // time.ParseDuration (?wait=, session TTL, LockDelay) and printed with time.Duration.String,
-// numbers with strconv.ParseUint, and error messages quote keys with %q. The dev server must
+// numbers with strconv.ParseUint, error messages quote keys with %q, and unclean paths are
+// redirected like Go's http.ServeMux does. The dev server must
 // accept, reject and print exactly the same, so those few pieces are reimplemented here.
 //
 // Thread safety: pure functions, safe from any thread.
@@ -43,6 +44,15 @@ std::string GoQuote(absl::string_view text);
 // part of valid UTF-8 as \ufffd. Keys arrive from URL paths as arbitrary bytes, so this never
 // fails.
 void AppendGoJsonString(absl::string_view text, std::string* out);
+
+// Cleans a request path like Go's http.ServeMux (cleanPath): rooted, no empty, "." or ".."
+// elements, a trailing '/' kept. Consul answers a path that is not clean with a 301 to this
+// ("/v1/kv//a" -> "/v1/kv/a", "/v1/kv/a/./b/" -> "/v1/kv/a/b/", "/v1/kv/a/.." -> "/v1/kv").
+std::string GoCleanPath(absl::string_view path);
+
+// Escapes a decoded path like Go's url.URL.EscapedPath: ASCII letters, digits, "-._~" and
+// "$&+,/:;=@" stay, every other byte becomes %XX.
+std::string GoEscapePath(absl::string_view path);
 
 }  // namespace registry::devserver
 

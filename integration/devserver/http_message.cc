@@ -115,4 +115,9 @@ std::string EncodeQuery(const std::vector<std::pair<std::string, std::string>>& 
   return out;
 }
 
+absl::string_view RawQuery(absl::string_view target) {
+  const size_t question = target.find('?');
+  return question == absl::string_view::npos ? absl::string_view() : target.substr(question + 1);
+}
+
 }  // namespace registry::devserver

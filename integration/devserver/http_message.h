@@ -22,6 +22,7 @@ struct HttpRequest {
   std::string method;                                      // "GET", "PUT", ...
   std::string path;                                        // percent-decoded, without the query
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in request order
+  std::string raw_query;                                   // as sent, without the '?'
   std::string consul_token;                                // X-Consul-Token header
   std::string authorization;                               // Authorization header
   std::optional<uint64_t> content_length;                  // when the header was sent
@@ -48,6 +49,9 @@ struct HttpResponse {
 // InvalidArgument naming the bad escape when a %-escape is malformed.
 absl::StatusOr<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
 ParseTarget(absl::string_view target);
+
+// The query of a request target as sent (Go's URL.RawQuery): what follows the first '?', or "".
+absl::string_view RawQuery(absl::string_view target);
 
 // Encodes a query like Go's url.Values.Encode (keys sorted, values escaped); Consul echoes it
 // in its "Conflicting flags" message.

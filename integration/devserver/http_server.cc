@@ -201,6 +201,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!target.ok()) return SendPlain(400, target.status().message(), /*close=*/false);
     request_.path = std::move(target->first);
     request_.query = std::move(target->second);
+    request_.raw_query = std::string(RawQuery({message.target().data(), message.target().size()}));
     request_.consul_token = std::string(message["X-Consul-Token"]);
     request_.authorization = std::string(message[http::field::authorization]);
     if (content_length.has_value()) request_.content_length = *content_length;

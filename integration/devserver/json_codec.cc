@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -89,12 +90,32 @@ absl::StatusOr<absl::Duration> LockDelayField(const Json& value) {
   return delay;
 }
 
+// Go's strict decoding (DisallowUnknownFields), which Consul uses for txn bodies: a field that is
+// none of `known` (matched ignoring case, as Go does) is an error naming it.
+absl::Status RejectUnknownFields(const Json& object,
+                                 std::initializer_list<absl::string_view> known) {
+  for (const auto& [name, value] : object.items()) {
+    if (std::none_of(known.begin(), known.end(), [&name = name](absl::string_view field) {
+          return absl::EqualsIgnoreCase(name, field);
+        })) {
+      return absl::InvalidArgumentError(absl::StrCat("json: unknown field ", GoQuote(name)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Decodes one {"KV": {...}} operation; problems Consul reports per operation go to op.error.
 absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
   KvOp op;
   if (!raw.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("json: cannot unmarshal ", TypeName(raw), " into Go value of type api.TxnOp"));
+  }
+  // Session ops and the Partition field are newer than Consul 1.8.7, which rejects them.
+  if (absl::Status unknown =
+          RejectUnknownFields(raw, {"KV", "Node", "Service", "Check", "Session"});
+      !unknown.ok()) {
+    return unknown;
   }
   const Json* kv = FindField(raw, "KV");
   if (kv == nullptr || kv->is_null()) {
@@ -108,6 +129,11 @@ absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
     return op;
   }
   if (!kv->is_object()) return WrongType("KV", *kv, "object");
+  if (absl::Status unknown = RejectUnknownFields(
+          *kv, {"Verb", "Key", "Value", "Flags", "Index", "Session", "Namespace", "Partition"});
+      !unknown.ok()) {
+    return unknown;
+  }
   absl::StatusOr<std::string> verb = StringField(*kv, "Verb", "");
   if (!verb.ok()) return verb.status();
   absl::StatusOr<std::string> key = StringField(*kv, "Key", "");
@@ -175,7 +201,7 @@ Json SessionJson(const SessionEntry& session) {
   out["LockDelay"] = absl::ToInt64Nanoseconds(session.lock_delay);
   out["Behavior"] = session.behavior == SessionBehavior::kDelete ? "delete" : "release";
   out["TTL"] = session.ttl;
-  out["NodeChecks"] = session.node_checks.empty() ? Json(nullptr) : Json(session.node_checks);
+  out["NodeChecks"] = session.node_checks.empty() ? Json::array() : Json(session.node_checks);
   if (session.service_checks.empty()) {
     out["ServiceChecks"] = nullptr;
   } else {
@@ -185,8 +211,6 @@ Json SessionJson(const SessionEntry& session) {
     }
     out["ServiceChecks"] = std::move(checks);
   }
-  // The pre-1.7 field, still filled for older clients.
-  if (!session.node_checks.empty()) out["Checks"] = session.node_checks;
   out["CreateIndex"] = session.create_index;
   out["ModifyIndex"] = session.modify_index;
   return out;

@@ -71,6 +71,20 @@ TEST_F(HttpTxnTest, ReadOnlyTransactionCarriesLeaderHeaders) {
   ASSERT_EQ(response.status, 200);
   EXPECT_EQ(response.Header("x-consul-knownleader"), "true");
   EXPECT_EQ(response.Json()["KnownLeader"], true);
+  EXPECT_EQ(response.Json()["ConsistencyLevel"], "");
+}
+
+// Consul decodes txn bodies strictly (Go's DisallowUnknownFields), matching names ignoring case.
+TEST_F(HttpTxnTest, UnknownFieldsAre400NamingTheField) {
+  for (const char* body : {R"([{"Bogus":1,"KV":{"Verb":"get","Key":"k"}}])",
+                           R"([{"KV":{"Verb":"get","Key":"k","Bogus":null}}])"}) {
+    TestResponse response = client_->Put("/v1/txn", body);
+    EXPECT_EQ(response.status, 400) << body;
+    EXPECT_EQ(response.body, "Failed to parse body: json: unknown field \"Bogus\"") << body;
+  }
+  ASSERT_EQ(client_->Put("/v1/kv/k", "v").status, 200);
+  EXPECT_EQ(client_->Put("/v1/txn", R"([{"kv":{"verb":"get","key":"k","Namespace":""}}])").status,
+            200);
 }
 
 TEST_F(HttpTxnTest, GetIsNotAllowed) { EXPECT_EQ(client_->Get("/v1/txn").status, 405); }

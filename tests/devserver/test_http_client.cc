@@ -61,6 +61,8 @@ TestResponse TestHttpClient::Do(const std::string& method, const std::string& pa
   TestResponse response;
   const std::string url = base_ + path;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  // Sent as written: "/./" and "/../" are what some tests are about.
+  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
