@@ -115,8 +115,9 @@ ApiOutcome Api::Handle(const HttpRequest& request) {
     return AgentSelf();
   }
   stats_->Count("other");
-  HttpResponse not_found;
+  HttpResponse not_found;  // from Go's ServeMux: no handler ran
   not_found.status = 404;
+  not_found.outside_handlers = true;
   return not_found;
 }
 

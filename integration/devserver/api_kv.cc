@@ -19,7 +19,7 @@ std::optional<HttpResponse> ConflictingFlags(const HttpRequest& request,
   int found = 0;
   for (absl::string_view flag : flags) found += request.Has(flag) ? 1 : 0;
   if (found < 2) return std::nullopt;
-  return TextResponse(400, absl::StrCat("Conflicting flags: ", EncodeQuery(request.query), "\n"));
+  return TextResponse(400, absl::StrCat("Conflicting flags: ", EncodeQuery(request.query)));
 }
 
 HttpResponse BoolResponse(bool value) { return JsonResponse(200, Json(value)); }

@@ -62,6 +62,7 @@ HttpResponse OptionsResponse(std::initializer_list<absl::string_view> allowed) {
 HttpResponse MovedPermanently(absl::string_view method, const std::string& location) {
   HttpResponse response;
   response.status = 301;
+  response.outside_handlers = true;
   response.headers.emplace_back("Location", location);
   if (method == "GET") {
     response.content_type = "text/html; charset=utf-8";

@@ -120,4 +120,8 @@ absl::string_view RawQuery(absl::string_view target) {
   return question == absl::string_view::npos ? absl::string_view() : target.substr(question + 1);
 }
 
+std::string HttpDate(absl::Time time) {
+  return absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", time, absl::UTCTimeZone());
+}
+
 }  // namespace registry::devserver

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace registry::devserver {
 
@@ -42,6 +43,12 @@ struct HttpResponse {
   // Set by PUT /v1/_dev/fault/drop-all: after this reply the server closes every other
   // connection without answering it.
   bool drop_other_connections = false;
+  // Answered before any Consul handler ran (by Go's server or its ServeMux): such replies lack
+  // the "Vary: Accept-Encoding" that Consul's gzip wrapper adds to every handler's reply.
+  bool outside_handlers = false;
+  // Written by Go's server itself (a request it cannot parse): no Date, no Content-Length, and
+  // the connection closes.
+  bool server_level = false;
 };
 
 // Splits a request target ("/v1/kv/a%2Fb?recurse&wait=1s") into its decoded path and query
@@ -49,6 +56,9 @@ struct HttpResponse {
 // InvalidArgument naming the bad escape when a %-escape is malformed.
 absl::StatusOr<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
 ParseTarget(absl::string_view target);
+
+// `time` as an HTTP Date header value (RFC 7231 IMF-fixdate, as Go writes it).
+std::string HttpDate(absl::Time time);
 
 // The query of a request target as sent (Go's URL.RawQuery): what follows the first '?', or "".
 absl::string_view RawQuery(absl::string_view target);

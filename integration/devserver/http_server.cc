@@ -198,7 +198,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     reply_fault_ = FaultInjector::ReplyFault::kNone;
     request_.method = std::string(message.method_string());
     auto target = ParseTarget(std::string(message.target()));
-    if (!target.ok()) return SendPlain(400, target.status().message(), /*close=*/false);
+    // Go's server refuses a target it cannot parse before any handler runs.
+    if (!target.ok()) return SendPlain(400, "400 Bad Request", /*close=*/true);
     request_.path = std::move(target->first);
     request_.query = std::move(target->second);
     request_.raw_query = std::string(RawQuery({message.target().data(), message.target().size()}));
@@ -303,6 +304,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response.status = status;
     response.content_type = "text/plain; charset=utf-8";
     response.body = std::string(text);
+    response.outside_handlers = true;
+    response.server_level = true;
     if (close) {
       keep_alive_ = false;
       linger_ = true;  // the client may still be sending the request we refused
@@ -351,9 +354,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!response.content_type.empty())
       message->set(http::field::content_type, response.content_type);
     for (const auto& [name, value] : response.headers) message->set(name, value);
+    // Go's server writes its own refusals (SendPlain) bare: no Date, no Content-Length.
+    if (!response.server_level) message->set(http::field::date, HttpDate(absl::Now()));
+    if (!response.outside_handlers) message->set(http::field::vary, "Accept-Encoding");
     // A response to HEAD carries no body (the client would read it as the next response).
     if (request_.method != "HEAD") message->body() = std::move(response.body);
-    message->prepare_payload();
+    if (!response.server_level) message->prepare_payload();
     const bool drop_others = response.drop_other_connections;
     http::async_write(socket_, *message,
                       [self = shared_from_this(), message, drop_others](error_code ec, size_t) {

@@ -90,6 +90,17 @@ absl::StatusOr<absl::Duration> LockDelayField(const Json& value) {
   return delay;
 }
 
+// Why `body` is not JSON: Go's decoder says "unexpected EOF" for input that ends inside a value.
+std::string JsonSyntaxError(absl::string_view body) {
+  try {
+    const Json parsed = Json::parse(body.begin(), body.end());
+    return parsed.is_discarded() ? "invalid JSON in request body" : "";
+  } catch (const Json::parse_error& error) {
+    if (absl::StrContains(error.what(), "unexpected end of input")) return "unexpected EOF";
+  }
+  return "invalid JSON in request body";
+}
+
 // Go's strict decoding (DisallowUnknownFields), which Consul uses for txn bodies: a field that is
 // none of `known` (matched ignoring case, as Go does) is an error naming it.
 absl::Status RejectUnknownFields(const Json& object,
@@ -219,7 +230,7 @@ Json SessionJson(const SessionEntry& session) {
 absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
                                                          SessionCreateRequest defaults) {
   Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError("invalid JSON in request body");
+  if (raw.is_discarded()) return absl::InvalidArgumentError(JsonSyntaxError(body));
   if (raw.is_null()) return defaults;
   if (!raw.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat("expected a map, got '", TypeName(raw), "'"));
@@ -277,7 +288,7 @@ absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
 absl::StatusOr<std::vector<KvOp>> DecodeTxnOps(absl::string_view body) {
   if (body.empty()) return absl::InvalidArgumentError("EOF");
   Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError("invalid JSON in request body");
+  if (raw.is_discarded()) return absl::InvalidArgumentError(JsonSyntaxError(body));
   std::vector<KvOp> ops;
   if (raw.is_null()) return ops;
   if (!raw.is_array()) {
