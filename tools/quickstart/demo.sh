@@ -3,7 +3,10 @@
 # separate `registryctl` process that reaches the registry only through the plugin SPI
 # (build/lib/libregistry_consul.so).
 #
-#   bash tools/quickstart/demo.sh [BUILD_DIR]      (default: build)
+#   bash tools/quickstart/demo.sh [--consul] [BUILD_DIR]      (default: build)
+#
+# --consul runs it against a real `consul agent -dev` (build-deps/consul/bin/consul, fetched by
+# scripts/get-consul.sh, or $REGISTRY_TEST_CONSUL_BIN) instead of the dev server.
 #
 # Story: a watcher subscribes to the online nodes; three compute nodes come online (ephemeral
 # keys), metadata is persisted and listed, one node is killed with SIGKILL and its online key
@@ -12,9 +15,15 @@
 # distributed lock, one after the other. Every process it starts is stopped on exit.
 set -euo pipefail
 
+use_consul=false
+if [ "${1:-}" = --consul ]; then
+  use_consul=true
+  shift
+fi
 build=${1:-build}
 [[ "$build" = /* ]] || build="$PWD/$build"
 server_bin="$build/bin/consul-dev-server"
+$use_consul && server_bin=${REGISTRY_TEST_CONSUL_BIN:-$(dirname "$0")/../../build-deps/consul/bin/consul}
 ctl_bin="$build/bin/registryctl"
 for bin in "$server_bin" "$ctl_bin"; do
   if [ ! -x "$bin" ]; then
@@ -56,18 +65,56 @@ wait_for_line() {
 
 ctl() { "$ctl_bin" --config="$work/registry.yaml" "$@"; }
 
-say "Starting the Consul-compatible dev server on a free port (session TTL minimum 1s)"
-"$server_bin" --http-addr=127.0.0.1:0 --session-ttl-min=1s >"$work/server.out" 2>"$work/server.err" &
-pids+=($!)
-deadline=$(($(now_ms) + 10000))
-until address=$(sed -n 's/^consul-dev-server listening on //p' "$work/server.out") && [ -n "$address" ]; do
-  if (($(now_ms) > deadline)); then
-    echo "demo: the dev server did not start" >&2
-    cat "$work/server.err" >&2
+# Starts a real consul agent -dev on free ports and waits until it serves sessions.
+start_consul() {
+  local ports
+  ports=$(python3 -c 'import socket
+s = [socket.socket() for _ in range(4)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')
+  read -r http serf_lan serf_wan rpc <<<"$ports"
+  printf '{"session_ttl_min":"1s","disable_update_check":true,"ports":{"http":%s,"serf_lan":%s,"serf_wan":%s,"server":%s,"dns":-1,"grpc":-1}}\n' \
+    "$http" "$serf_lan" "$serf_wan" "$rpc" >"$work/consul.json"
+  "$server_bin" agent -dev -config-file="$work/consul.json" >"$work/server.out" 2>"$work/server.err" &
+  pids+=($!)
+  address=127.0.0.1:$http
+  # A session create needs a leader and the node registered: the last thing to become ready.
+  if ! python3 - "$address" <<'PY'; then
+import json, sys, time, urllib.request
+base = "http://" + sys.argv[1]
+deadline = time.time() + 30
+while time.time() < deadline:
+    try:
+        put = lambda path: urllib.request.urlopen(urllib.request.Request(base + path, method="PUT"), timeout=2).read()
+        put("/v1/session/destroy/" + json.loads(put("/v1/session/create"))["ID"])
+        sys.exit(0)
+    except Exception:
+        time.sleep(0.1)
+sys.exit(1)
+PY
+    echo "demo: consul did not start" >&2
+    cat "$work/server.out" >&2
     exit 1
   fi
-  sleep 0.05
-done
+}
+
+if $use_consul; then
+  say "Starting a real Consul agent ($("$server_bin" version | head -n 1), -dev) on free ports"
+  start_consul
+else
+  say "Starting the Consul-compatible dev server on a free port (session TTL minimum 1s)"
+  "$server_bin" --http-addr=127.0.0.1:0 --session-ttl-min=1s >"$work/server.out" 2>"$work/server.err" &
+  pids+=($!)
+  deadline=$(($(now_ms) + 10000))
+  until address=$(sed -n 's/^consul-dev-server listening on //p' "$work/server.out") && [ -n "$address" ]; do
+    if (($(now_ms) > deadline)); then
+      echo "demo: the dev server did not start" >&2
+      cat "$work/server.err" >&2
+      exit 1
+    fi
+    sleep 0.05
+  done
+fi
 note "listening on $address"
 
 cat >"$work/registry.yaml" <<EOF
@@ -196,4 +243,4 @@ ctl rm /nodes
 ctl rm /lock  # lock keys outlive their holds, as in Consul; nobody holds this one any more
 note "namespace governance_ds is empty again: [$(ctl ls / | paste -sd ' ')]"
 echo
-echo "demo: done (the dev server is stopped on exit)"
+echo "demo: done (the server is stopped on exit)"
