@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/common/bench_server.h"
 #include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
 #include "registry/consul/client.h"
@@ -120,8 +121,15 @@ bool Populate(consul::Client& client, const std::string& prefix, int keys) {
   std::vector<consul::TxnOp> ops;
   for (int i = 0; i < keys; ++i) {
     ops.push_back(consul::TxnOp::Set(absl::StrCat(prefix, i), absl::StrCat("initial-", i)));
-    if (ops.size() == 128 || i + 1 == keys) {
-      if (!client.Txn(ops).ok()) return false;
+    // 64: the txn op limit of Consul 1.8.7 (later versions allow 128).
+    if (ops.size() == 64 || i + 1 == keys) {
+      absl::StatusOr<consul::TxnResult> written = client.Txn(ops);
+      if (!written.ok() || !written->committed) {
+        std::fprintf(
+            stderr, "populating %s failed: %s\n", prefix.c_str(),
+            written.ok() ? "rolled back" : std::string(written.status().message()).c_str());
+        return false;
+      }
       ops.clear();
     }
   }
@@ -211,22 +219,24 @@ nlohmann::ordered_json ScaleRun(consul::ClientOptions client_options, consul::Cl
   return out;
 }
 
-// `only`: "latency" or "scale" runs one part; empty runs both.
-int Main(const std::string& only) {
-  absl::StatusOr<integration::DevServerProcess> server =
-      integration::StartDevServer(CONSUL_DEV_SERVER_PATH, {});
+// `only`: "latency" or "scale" runs one part; empty runs both. `which_server`: as
+// bench/common/bench_server.h.
+int Main(const std::string& only, const std::string& which_server) {
+  absl::StatusOr<std::unique_ptr<bench::BenchServer>> server =
+      bench::BenchServer::Start(which_server, CONSUL_DEV_SERVER_PATH);
   if (!server.ok()) {
     std::fprintf(stderr, "%s\n", std::string(server.status().message()).c_str());
     return 1;
   }
   consul::ClientOptions client_options;
-  client_options.servers = server->address;
+  client_options.servers = (*server)->address();
   auto writer = consul::Client::Create(client_options);
   if (!writer.ok()) return 1;
   // Wait for the server to answer.
   for (int i = 0; i < 100 && !(*writer)->Leader().ok(); ++i) absl::SleepFor(absl::Milliseconds(50));
 
   nlohmann::ordered_json report;
+  report["server"] = (*server)->description();
   if (only.empty() || only == "latency") {
     report["latency_10000_keys"] = LatencyRun(client_options, **writer, 10000, 500);
     report["latency_10_keys"] = LatencyRun(client_options, **writer, 10, 1000);
@@ -237,8 +247,7 @@ int Main(const std::string& only) {
     report["scale"] = scale;
   }
 
-  server->process->Signal(SIGTERM);
-  (void)server->process->Wait(absl::Now() + absl::Seconds(10));
+  server->reset();
   std::printf("%s\n", report.dump(2).c_str());
   return 0;
 }
@@ -246,4 +255,7 @@ int Main(const std::string& only) {
 }  // namespace
 }  // namespace registry::watch
 
-int main(int argc, char** argv) { return registry::watch::Main(argc > 1 ? argv[1] : ""); }
+// watch_bench [latency|scale] [dev|consul|HOST:PORT]
+int main(int argc, char** argv) {
+  return registry::watch::Main(argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "dev");
+}
