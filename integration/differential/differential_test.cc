@@ -88,6 +88,7 @@ TEST_P(DifferentialTest, DevServerAnswersAsConsulDoes) {
     EXPECT_EQ(got, want) << what;
   }
   (*dev)->Stop();
+  if (HasFailure()) (*agent)->KeepFilesAndPrintLog();
   RecordProperty("known_differences", reported);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -215,9 +216,10 @@ void ConsulAgent::Kill() {
   process_.reset();
 }
 
-std::string ConsulAgent::KeepFiles() {
+void ConsulAgent::KeepFilesAndPrintLog() {
   keep_files_ = true;
-  return dir_;
+  std::fprintf(stderr, "consul agent log (kept in %s), last lines:\n%s\n", dir_.c_str(),
+               LogTail().c_str());
 }
 
 std::string ConsulAgent::LogTail(int lines) const {

@@ -52,8 +52,9 @@ class ConsulAgent {
   // state (a -dev agent keeps nothing). Tokens stay the same. Errors: as Start.
   absl::Status Restart();
 
-  // Keeps the agent's directory (config and log) after destruction; returns its path.
-  std::string KeepFiles();
+  // For a failed test: keeps the agent's directory (config and log) after destruction and
+  // prints its path and the log's last lines on stderr.
+  void KeepFilesAndPrintLog();
   // The last `lines` lines of the agent's log.
   std::string LogTail(int lines = 40) const;
 

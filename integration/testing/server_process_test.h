@@ -60,8 +60,7 @@ class ServerProcessTest : public ::testing::Test {
   // A failing test keeps the agent's log and prints its tail.
   void TearDown() override {
     if (server_ != nullptr && server_->agent != nullptr && HasFailure()) {
-      std::fprintf(stderr, "consul agent log (kept in %s), last lines:\n%s\n",
-                   server_->agent->KeepFiles().c_str(), server_->agent->LogTail().c_str());
+      server_->agent->KeepFilesAndPrintLog();
     }
   }
 

@@ -71,10 +71,7 @@ void ServerTest::WipeExternal(const std::string& admin_token) {
 void ServerTest::TearDown() {
   raw_.reset();
   if (server_ != nullptr) server_->Stop();
-  if (agent_ != nullptr && HasFailure()) {
-    std::fprintf(stderr, "consul agent log (kept in %s), last lines:\n%s\n",
-                 agent_->KeepFiles().c_str(), agent_->LogTail().c_str());
-  }
+  if (agent_ != nullptr && HasFailure()) agent_->KeepFilesAndPrintLog();
   agent_.reset();
 }
 
