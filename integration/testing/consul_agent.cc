@@ -9,15 +9,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <system_error>
 #include <utility>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
@@ -130,7 +129,8 @@ ConsulAgent::ConsulAgent(ConsulAgentOptions options, std::string dir, std::vecto
 
 ConsulAgent::~ConsulAgent() {
   Kill();
-  if (!keep_files_) RunProcess({"/bin/rm", "-rf", dir_});
+  std::error_code ignored;  // a file that cannot be removed leaves only itself behind
+  if (!keep_files_) std::filesystem::remove_all(dir_, ignored);
 }
 
 absl::Status ConsulAgent::Launch() {

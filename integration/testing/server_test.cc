@@ -11,6 +11,7 @@
 #include "integration/testing/dev_control.h"
 
 namespace registry::testing {
+
 devserver::ServerOptions ServerTest::DevServerOptions(const std::string& http_addr) {
   devserver::ServerOptions options;
   options.http_addr = http_addr;
@@ -77,7 +78,8 @@ void ServerTest::TearDown() {
 
 void ServerTest::RestartServer() {
   if (agent_ != nullptr) {
-    ASSERT_TRUE(agent_->Restart().ok());
+    const absl::Status restarted = agent_->Restart();
+    ASSERT_TRUE(restarted.ok()) << restarted;
     return;
   }
   ASSERT_NE(server_, nullptr) << "an external agent cannot be restarted by the test";
