@@ -9,9 +9,11 @@ namespace registry::consul::live {
 namespace {
 
 using BlockingLiveTest = LiveClientTest;
+// Tests that need the dev server's fault injection, request counts or a second server.
+class BlockingLiveFaultsTest : public registry::testing::DevServerOnly<LiveClientTest> {};
 using AsyncGet = AsyncCall<absl::StatusOr<KvGetResult>>;
 
-TEST_F(BlockingLiveTest, BlockedGetReturnsPromptlyWithTheNewValueWhenTheKeyIsWritten) {
+TEST_F(BlockingLiveFaultsTest, BlockedGetReturnsPromptlyWithTheNewValueWhenTheKeyIsWritten) {
   const uint64_t index = Put("watched", "v1");
   ASSERT_GT(index, 0u);
   const uint64_t gets = RequestCount(server(), "kv.get");
@@ -34,7 +36,7 @@ TEST_F(BlockingLiveTest, BlockedGetReturnsPromptlyWithTheNewValueWhenTheKeyIsWri
   EXPECT_LT(latency, absl::Seconds(2));
 }
 
-TEST_F(BlockingLiveTest, BlockedGetOnAnAbsentKeyReturnsWhenTheKeyAppears) {
+TEST_F(BlockingLiveFaultsTest, BlockedGetOnAnAbsentKeyReturnsWhenTheKeyAppears) {
   ASSERT_GT(Put("elsewhere", "x"), 0u);
   ASSERT_OK_AND_ASSIGN(KvGetResult absent, client().KvGet("later"));
   ASSERT_FALSE(absent.entry.has_value());
@@ -52,7 +54,7 @@ TEST_F(BlockingLiveTest, BlockedGetOnAnAbsentKeyReturnsWhenTheKeyAppears) {
   EXPECT_GT(result.meta.index, absent.meta.index);
 }
 
-TEST_F(BlockingLiveTest, BlockedListWakesWhenAKeyUnderThePrefixIsDeleted) {
+TEST_F(BlockingLiveFaultsTest, BlockedListWakesWhenAKeyUnderThePrefixIsDeleted) {
   ASSERT_GT(Put("dir/a", "1"), 0u);
   ASSERT_GT(Put("dir/b", "2"), 0u);
   ASSERT_OK_AND_ASSIGN(KvListResult before, client().KvList("dir/"));
@@ -96,7 +98,7 @@ TEST_F(BlockingLiveTest, WaitHasMillisecondPrecisionRatherThanWholeSeconds) {
   EXPECT_EQ(result.meta.index, index);
 }
 
-TEST_F(BlockingLiveTest, CancelFromAnotherThreadAbortsASixtySecondBlockingReadWithinASecond) {
+TEST_F(BlockingLiveFaultsTest, CancelFromAnotherThreadAbortsASixtySecondBlockingReadWithinASecond) {
   const uint64_t index = Put("quiet", "v");
   const uint64_t gets = RequestCount(server(), "kv.get");
   AsyncGet read([this, index](Canceller* canceller) {
@@ -112,7 +114,7 @@ TEST_F(BlockingLiveTest, CancelFromAnotherThreadAbortsASixtySecondBlockingReadWi
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
 }
 
-TEST_F(BlockingLiveTest, ClientKeepsWorkingAfterABlockingReadWasCancelled) {
+TEST_F(BlockingLiveFaultsTest, ClientKeepsWorkingAfterABlockingReadWasCancelled) {
   const uint64_t index = Put("quiet", "v");
   const uint64_t gets = RequestCount(server(), "kv.get");
   {
@@ -127,7 +129,7 @@ TEST_F(BlockingLiveTest, ClientKeepsWorkingAfterABlockingReadWasCancelled) {
   EXPECT_EQ(Lookup("quiet")->value, "v2");
 }
 
-TEST_F(BlockingLiveTest, AlreadyCancelledCancellerFailsWithoutSendingARequest) {
+TEST_F(BlockingLiveFaultsTest, AlreadyCancelledCancellerFailsWithoutSendingARequest) {
   Canceller canceller;
   canceller.Cancel();
   const uint64_t gets = RequestCount(server(), "kv.get");
@@ -136,7 +138,7 @@ TEST_F(BlockingLiveTest, AlreadyCancelledCancellerFailsWithoutSendingARequest) {
   EXPECT_EQ(RequestCount(server(), "kv.get"), gets);
 }
 
-TEST_F(BlockingLiveTest, IndexTrackerFedByRealResponsesReportsChangesAndTheIndexReset) {
+TEST_F(BlockingLiveFaultsTest, IndexTrackerFedByRealResponsesReportsChangesAndTheIndexReset) {
   IndexTracker tracker;
   ASSERT_GT(Put("tracked", "v1"), 0u);
   ASSERT_GT(Put("tracked/other", "x"), 0u);

@@ -14,10 +14,13 @@ namespace {
 
 constexpr char kToken[] = "3f1c9e0a-acl-master-token";
 
-class AclLiveTest : public LiveClientTest {
+// Dev server only: a second, ACL-enabled dev server of its own (the consul-acl runs of the
+// repository suites cover a real agent).
+class AclLiveTest : public registry::testing::DevServerOnly<LiveClientTest> {
  protected:
   void SetUp() override {
-    LiveClientTest::SetUp();
+    DevServerOnly::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
     devserver::ServerOptions options = TestServerOptions();
     options.acl_master_token = kToken;
     secured_ = StartServer(options);
@@ -63,8 +66,10 @@ TEST_F(AclLiveTest, WrongTokenIsPermissionDeniedAndNeverEchoed) {
 }
 
 using FailoverLiveTest = LiveClientTest;
+// Tests that need the dev server's fault injection, request counts or a second server.
+class FailoverLiveFaultsTest : public registry::testing::DevServerOnly<LiveClientTest> {};
 
-TEST_F(FailoverLiveTest, DeadFirstServerIsSkippedAndTheLiveOneAnswers) {
+TEST_F(FailoverLiveFaultsTest, DeadFirstServerIsSkippedAndTheLiveOneAnswers) {
   const int dead = ClosedPort();
   ASSERT_GT(dead, 0);
   ClientOptions options;
@@ -79,7 +84,7 @@ TEST_F(FailoverLiveTest, DeadFirstServerIsSkippedAndTheLiveOneAnswers) {
   EXPECT_EQ(get.entry->value, "v");
 }
 
-TEST_F(FailoverLiveTest, OnlyDeadServersSurfaceUnavailable) {
+TEST_F(FailoverLiveFaultsTest, OnlyDeadServersSurfaceUnavailable) {
   ClientOptions options;
   options.servers = absl::StrCat("127.0.0.1:", ClosedPort(), ",127.0.0.1:", ClosedPort());
   std::unique_ptr<Client> dead = NewClient(options);
@@ -87,7 +92,7 @@ TEST_F(FailoverLiveTest, OnlyDeadServersSurfaceUnavailable) {
   EXPECT_EQ(get.status().code(), absl::StatusCode::kUnavailable) << get.status();
 }
 
-TEST_F(FailoverLiveTest, NoClusterLeaderOnTheFirstServerFailsOverToTheSecond) {
+TEST_F(FailoverLiveFaultsTest, NoClusterLeaderOnTheFirstServerFailsOverToTheSecond) {
   std::unique_ptr<devserver::DevServer> second = StartServer(TestServerOptions());
   ASSERT_NE(second, nullptr);
   ClientOptions options;
@@ -101,7 +106,7 @@ TEST_F(FailoverLiveTest, NoClusterLeaderOnTheFirstServerFailsOverToTheSecond) {
   EXPECT_EQ(RequestCount(*second, "kv.put"), 1u);
 }
 
-TEST_F(FailoverLiveTest, NoClusterLeaderBurstSurfacesUnavailableUntilItPasses) {
+TEST_F(FailoverLiveFaultsTest, NoClusterLeaderBurstSurfacesUnavailableUntilItPasses) {
   server().FailNextRequests(2);
   absl::StatusOr<KvGetResult> first = client().KvGet("k");
   EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
@@ -113,7 +118,8 @@ TEST_F(FailoverLiveTest, NoClusterLeaderBurstSurfacesUnavailableUntilItPasses) {
   EXPECT_TRUE(third);
 }
 
-TEST_F(FailoverLiveTest, DroppedConnectionFailsABlockedReadOnAFreshConnectionWithUnavailable) {
+TEST_F(FailoverLiveFaultsTest,
+       DroppedConnectionFailsABlockedReadOnAFreshConnectionWithUnavailable) {
   const uint64_t index = Put("quiet", "v");
   ClientOptions options;
   options.servers = server().address();
@@ -130,7 +136,7 @@ TEST_F(FailoverLiveTest, DroppedConnectionFailsABlockedReadOnAFreshConnectionWit
   ASSERT_OK(fresh->KvPut("quiet", "after").status());  // a new connection works
 }
 
-TEST_F(FailoverLiveTest, DroppedReusedConnectionNeverLeavesABlockedReadStuck) {
+TEST_F(FailoverLiveFaultsTest, DroppedReusedConnectionNeverLeavesABlockedReadStuck) {
   const uint64_t index = Put("quiet", "v");  // leaves a keep-alive connection to reuse
   const uint64_t gets = RequestCount(server(), "kv.get");
   AsyncCall<absl::StatusOr<KvGetResult>> read([this, index](Canceller* canceller) {
@@ -155,7 +161,7 @@ TEST_F(FailoverLiveTest, DroppedReusedConnectionNeverLeavesABlockedReadStuck) {
 // keep-alive connection closed without a reply byte: harmless for a plain write, but a resent
 // check-and-set or transaction would fail against its own first apply and report a conflict
 // for a write that succeeded. Those go on a new connection, so the loss is reported instead.
-TEST_F(FailoverLiveTest, LostReplyOfAPlainWriteIsResentOnItsReusedConnection) {
+TEST_F(FailoverLiveFaultsTest, LostReplyOfAPlainWriteIsResentOnItsReusedConnection) {
   ASSERT_GT(Put("warm", "v"), 0u);  // leaves a kept-alive connection for the next request
   const uint64_t puts = RequestCount(server(), "kv.put");
   server().DropNextReplies(1);
@@ -164,7 +170,7 @@ TEST_F(FailoverLiveTest, LostReplyOfAPlainWriteIsResentOnItsReusedConnection) {
   EXPECT_EQ(RequestCount(server(), "kv.put"), puts + 2) << "applied, reply lost, resent";
 }
 
-TEST_F(FailoverLiveTest, LostReplyOfACheckAndSetIsUnavailableNeverAFalseConflict) {
+TEST_F(FailoverLiveFaultsTest, LostReplyOfACheckAndSetIsUnavailableNeverAFalseConflict) {
   ASSERT_GT(Put("warm", "v"), 0u);
   const uint64_t puts = RequestCount(server(), "kv.put");
   server().DropNextReplies(1);
@@ -177,7 +183,7 @@ TEST_F(FailoverLiveTest, LostReplyOfACheckAndSetIsUnavailableNeverAFalseConflict
   EXPECT_EQ(get.entry->value, "mine");
 }
 
-TEST_F(FailoverLiveTest, LostReplyOfATransactionIsUnavailableNeverAFalseConflict) {
+TEST_F(FailoverLiveFaultsTest, LostReplyOfATransactionIsUnavailableNeverAFalseConflict) {
   ASSERT_GT(Put("warm", "v"), 0u);
   const uint64_t txns = RequestCount(server(), "txn");
   server().DropNextReplies(1);
@@ -191,7 +197,7 @@ TEST_F(FailoverLiveTest, LostReplyOfATransactionIsUnavailableNeverAFalseConflict
   EXPECT_EQ(get.entry->value, "mine");
 }
 
-TEST_F(FailoverLiveTest, DroppedConnectionOnTheFirstServerFailsAReadOverToTheSecond) {
+TEST_F(FailoverLiveFaultsTest, DroppedConnectionOnTheFirstServerFailsAReadOverToTheSecond) {
   std::unique_ptr<devserver::DevServer> second = StartServer(TestServerOptions());
   ASSERT_NE(second, nullptr);
   ClientOptions options;
@@ -204,7 +210,7 @@ TEST_F(FailoverLiveTest, DroppedConnectionOnTheFirstServerFailsAReadOverToTheSec
   EXPECT_EQ(failover->PreferredServer(), BaseUrl(*second));
 }
 
-TEST_F(FailoverLiveTest, UnknownDatacenterIsAnErrorNamingTheMissingPath) {
+TEST_F(FailoverLiveFaultsTest, UnknownDatacenterIsAnErrorNamingTheMissingPath) {
   ClientOptions options;
   options.servers = server().address();
   options.datacenter = "dc-nowhere";
@@ -218,7 +224,7 @@ TEST_F(FailoverLiveTest, UnknownDatacenterIsAnErrorNamingTheMissingPath) {
   EXPECT_FALSE(Lookup("k").has_value());
 }
 
-TEST_F(FailoverLiveTest, KnownDatacenterIsAccepted) {
+TEST_F(FailoverLiveFaultsTest, KnownDatacenterIsAccepted) {
   ClientOptions options;
   options.servers = server().address();
   options.datacenter = "dc1";

@@ -9,6 +9,8 @@ namespace registry::consul::live {
 namespace {
 
 using KvLiveTest = LiveClientTest;
+// Tests that need the dev server's fault injection, request counts or a second server.
+class KvLiveFaultsTest : public registry::testing::DevServerOnly<LiveClientTest> {};
 
 std::vector<std::string> KeysOf(const std::vector<DirEntry>& entries) {
   std::vector<std::string> keys;
@@ -144,7 +146,7 @@ TEST_F(KvLiveTest, CasZeroCreatesOnlyWhenTheKeyIsAbsent) {
   EXPECT_EQ(Lookup("once")->value, "first");
 }
 
-TEST_F(KvLiveTest, ValueOfExactlyTheLimitIsStoredAndOneByteMoreIsRefusedWithoutARequest) {
+TEST_F(KvLiveFaultsTest, ValueOfExactlyTheLimitIsStoredAndOneByteMoreIsRefusedWithoutARequest) {
   const std::string at_limit(kMaxValueBytes, 'x');
   ASSERT_OK_AND_ASSIGN(bool put, client().KvPut("big", at_limit));
   ASSERT_TRUE(put);

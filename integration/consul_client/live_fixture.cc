@@ -57,10 +57,11 @@ bool AwaitRequestCount(devserver::DevServer& server, const std::string& endpoint
 }
 
 void LiveClientTest::SetUp() {
-  server_ = StartServer(TestServerOptions());
-  ASSERT_NE(server_, nullptr);
+  ServerTest::SetUp();
+  if (HasFatalFailure() || IsSkipped()) return;
   ClientOptions options;
-  options.servers = server_->address();
+  options.servers = address();
+  options.token = token();
   client_ = NewClient(options);
   ASSERT_NE(client_, nullptr);
 }

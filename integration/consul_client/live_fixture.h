@@ -1,9 +1,9 @@
 // integration/consul_client/live_fixture.h
 //
-// Fixture of the live client tests: a dev server started in-process on port 0 (1 s minimum
-// session TTL, fault controls on), a registry::consul::Client pointed at it, and helpers to
-// start more servers and clients, to wait on the server's request counters, and to run a call
-// on another thread that is cancelled and joined whatever the test's outcome.
+// Fixture of the live client tests: a fresh server per test (the dev server or real Consul, see
+// integration/testing/server_test.h), a registry::consul::Client pointed at it with the test's
+// token, and helpers to start more servers and clients, to wait on the server's request counters,
+// and to run a call on another thread that is cancelled and joined whatever the test's outcome.
 #ifndef INTEGRATION_CONSUL_CLIENT_LIVE_FIXTURE_H_
 #define INTEGRATION_CONSUL_CLIENT_LIVE_FIXTURE_H_
 
@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
+#include "integration/testing/server_test.h"
 #include "registry/consul/canceller.h"
 #include "registry/consul/client.h"
 
@@ -90,7 +91,7 @@ class AsyncCall {
   std::future<T> future_;
 };
 
-class LiveClientTest : public ::testing::Test {
+class LiveClientTest : public registry::testing::ServerTest {
  protected:
   void SetUp() override;
 
@@ -109,11 +110,9 @@ class LiveClientTest : public ::testing::Test {
   // Options of a session named `name` without TTL and without lock delay.
   static SessionCreateOptions PlainSession(const std::string& name);
 
-  devserver::DevServer& server() { return *server_; }
   Client& client() { return *client_; }
 
  private:
-  std::unique_ptr<devserver::DevServer> server_;
   std::unique_ptr<Client> client_;
 };
 

@@ -10,6 +10,8 @@ namespace registry::consul::live {
 namespace {
 
 using SessionLiveTest = LiveClientTest;
+// Tests that need the dev server's fault injection, request counts or a second server.
+class SessionLiveFaultsTest : public registry::testing::DevServerOnly<LiveClientTest> {};
 
 constexpr absl::string_view kUnknownSession = "6f0a2b3c-0000-4000-8000-000000000000";
 
@@ -156,7 +158,7 @@ TEST_F(SessionLiveTest, RenewedSessionOutlivesTwiceItsTtl) {
   EXPECT_TRUE(Lookup("nodes/me").has_value());
 }
 
-TEST_F(SessionLiveTest, ServerSideExpiryOfAReleaseSessionUnlocksItsKeysAndKeepsValues) {
+TEST_F(SessionLiveFaultsTest, ServerSideExpiryOfAReleaseSessionUnlocksItsKeysAndKeepsValues) {
   const std::string id = NewSession(PlainSession("lost"));
   ASSERT_OK_AND_ASSIGN(bool held, client().KvPut("locks/x", "payload", {.acquire = id}));
   ASSERT_TRUE(held);
