@@ -55,6 +55,7 @@ TEST_F(KvLiveTest, AbsentKeyIsAbsentNotAnErrorAndCarriesTheTableIndex) {
 }
 
 TEST_F(KvLiveTest, AbsentKeyOnAnEmptyServerStillReportsIndexOne) {
+  if (!fresh_server()) GTEST_SKIP() << "an external agent's KV index has a history";
   ASSERT_OK_AND_ASSIGN(KvGetResult get, client().KvGet("nothing"));
   EXPECT_FALSE(get.entry.has_value());
   EXPECT_EQ(get.meta.index, 1u);

@@ -2,6 +2,7 @@
 #include "integration/testing/server_kind.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -36,7 +37,22 @@ absl::string_view ServerKindName(ServerKind kind) {
   return "?";
 }
 
-std::string ExternalConsulAddress() { return Env("REGISTRY_TEST_CONSUL_ADDR"); }
-std::string ExternalConsulToken() { return Env("REGISTRY_TEST_CONSUL_TOKEN"); }
+absl::StatusOr<RealConsul> StartRealConsul(ServerKind kind) {
+  RealConsul consul;
+  consul.address = Env("REGISTRY_TEST_CONSUL_ADDR");
+  if (!consul.address.empty()) {
+    consul.external = true;
+    consul.token = consul.admin_token = Env("REGISTRY_TEST_CONSUL_TOKEN");
+    return consul;
+  }
+  absl::StatusOr<std::unique_ptr<ConsulAgent>> agent = ConsulAgent::Start(
+      {.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .acl = kind == ServerKind::kConsulAcl});
+  if (!agent.ok()) return agent.status();
+  consul.agent = *std::move(agent);
+  consul.address = consul.agent->address();
+  consul.token = consul.agent->client_token();
+  consul.admin_token = consul.agent->master_token();
+  return consul;
+}
 
 }  // namespace registry::integration

@@ -13,10 +13,12 @@
 #ifndef INTEGRATION_TESTING_SERVER_KIND_H_
 #define INTEGRATION_TESTING_SERVER_KIND_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "integration/testing/consul_agent.h"
 
 namespace registry::integration {
 
@@ -26,10 +28,18 @@ enum class ServerKind { kDevServer, kConsul, kConsulAcl };
 absl::StatusOr<ServerKind> ServerKindFromEnv();
 absl::string_view ServerKindName(ServerKind kind);
 
-// $REGISTRY_TEST_CONSUL_ADDR, "" when unset.
-std::string ExternalConsulAddress();
-// $REGISTRY_TEST_CONSUL_TOKEN, "" when unset.
-std::string ExternalConsulToken();
+// The real Consul of a test of kind kConsul or kConsulAcl: the agent at
+// $REGISTRY_TEST_CONSUL_ADDR if set, else one started here (integration/testing/consul_agent.h).
+struct RealConsul {
+  std::unique_ptr<ConsulAgent> agent;  // null for an external agent
+  std::string address;                 // "HOST:PORT"
+  std::string token;                   // for the code under test ("" without ACLs)
+  std::string admin_token;             // every right, for the test's own arranging
+  bool external = false;
+};
+
+// Errors: as ConsulAgent::Start.
+absl::StatusOr<RealConsul> StartRealConsul(ServerKind kind);
 
 }  // namespace registry::integration
 

@@ -4,8 +4,7 @@
 // names (integration/testing/server_kind.h): a consul-dev-server process (sessions down to 1 s,
 // fault injection on) or a real consul agent, with or without ACLs. Started before the suite's
 // first test, killed and reaped after its last. Tests keep apart by working in namespaces of
-// their own. The including target defines REGISTRY_DEVSERVER_BIN and REGISTRY_CONSUL_BIN, the
-// paths of the consul-dev-server and consul binaries.
+// their own. The including target defines REGISTRY_DEVSERVER_BIN, the consul-dev-server's path.
 #ifndef INTEGRATION_TESTING_SERVER_PROCESS_TEST_H_
 #define INTEGRATION_TESTING_SERVER_PROCESS_TEST_H_
 
@@ -36,17 +35,13 @@ class ServerProcessTest : public ::testing::Test {
       ASSERT_TRUE(dev.ok()) << dev.status();
       server->address = dev->address;
       server->dev = *std::move(dev);
-    } else if (!ExternalConsulAddress().empty()) {
-      server->address = ExternalConsulAddress();
-      server->token = server->admin_token = ExternalConsulToken();
     } else {
-      absl::StatusOr<std::unique_ptr<ConsulAgent>> agent = ConsulAgent::Start(
-          {.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .acl = *kind == ServerKind::kConsulAcl});
-      ASSERT_TRUE(agent.ok()) << agent.status();
-      server->agent = *std::move(agent);
-      server->address = server->agent->address();
-      server->token = server->agent->client_token();
-      server->admin_token = server->agent->master_token();
+      absl::StatusOr<RealConsul> consul = StartRealConsul(*kind);
+      ASSERT_TRUE(consul.ok()) << consul.status();
+      server->address = consul->address;
+      server->token = consul->token;
+      server->admin_token = consul->admin_token;
+      server->agent = std::move(consul->agent);
     }
     server_ = server.release();
   }

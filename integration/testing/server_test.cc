@@ -25,25 +25,20 @@ void ServerTest::SetUp() {
   ASSERT_TRUE(kind.ok()) << kind.status();
   kind_ = *kind;
   std::string admin_token;
-  const std::string external = integration::ExternalConsulAddress();
   if (kind_ == ServerKind::kDevServer) {
     absl::StatusOr<std::unique_ptr<devserver::DevServer>> server =
         devserver::DevServer::Start(DevServerOptions("127.0.0.1:0"));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     address_ = server_->address();
-  } else if (!external.empty()) {
-    address_ = external;
-    token_ = admin_token = integration::ExternalConsulToken();
   } else {
-    absl::StatusOr<std::unique_ptr<integration::ConsulAgent>> agent =
-        integration::ConsulAgent::Start({.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN),
-                                         .acl = kind_ == ServerKind::kConsulAcl});
-    ASSERT_TRUE(agent.ok()) << agent.status();
-    agent_ = *std::move(agent);
-    address_ = agent_->address();
-    token_ = agent_->client_token();
-    admin_token = agent_->master_token();
+    absl::StatusOr<integration::RealConsul> consul = integration::StartRealConsul(kind_);
+    ASSERT_TRUE(consul.ok()) << consul.status();
+    agent_ = std::move(consul->agent);
+    address_ = consul->address;
+    token_ = consul->token;
+    admin_token = consul->admin_token;
+    external_ = consul->external;
   }
   consul::ClientOptions client;
   client.servers = address_;
@@ -52,7 +47,7 @@ void ServerTest::SetUp() {
   absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
   ASSERT_TRUE(raw.ok()) << raw.status();
   raw_ = *std::move(raw);
-  if (!external.empty() && kind_ != ServerKind::kDevServer) WipeExternal(admin_token);
+  if (external_) WipeExternal(admin_token);
 }
 
 void ServerTest::WipeExternal(const std::string& admin_token) {

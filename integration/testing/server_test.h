@@ -51,6 +51,8 @@ class ServerTest : public ::testing::Test {
 
   ServerKind kind() const { return kind_; }
   bool real_consul() const { return kind_ != ServerKind::kDevServer; }
+  // False for an external agent: it has been wiped, but its indexes keep their history.
+  bool fresh_server() const { return !external_; }
   // The ACL token for the code under test ("" without ACLs).
   const std::string& token() const { return token_; }
   // The in-process dev server. Only for suites that need it (fault injection, request counts):
@@ -72,6 +74,7 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<consul::Client> raw_;
   std::string address_;  // "127.0.0.1:PORT", kept across RestartServer()
   std::string token_;
+  bool external_ = false;  // $REGISTRY_TEST_CONSUL_ADDR
 };
 
 // The base of tests that need the dev server's fault injection or introspection. Their suites
