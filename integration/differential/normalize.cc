@@ -2,20 +2,26 @@
 #include "integration/differential/normalize.h"
 
 #include <algorithm>
-#include <regex>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace registry::differential {
 namespace {
 
-const std::regex& UuidPattern() {
-  static const std::regex* pattern =
-      new std::regex("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-  return *pattern;
+// Length of the UUID (8-4-4-4-12 lower-case hex digits) starting at `text[at]`, or 0.
+size_t UuidAt(const std::string& text, size_t at) {
+  constexpr absl::string_view kShape = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+  if (text.size() - at < kShape.size()) return 0;
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    const char c = text[at + i];
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (kShape[i] == '-' ? c != '-' : !hex) return 0;
+  }
+  return kShape.size();
 }
 
 bool IsIndexField(const std::string& name) {
@@ -30,17 +36,19 @@ std::string Normalizer::Index(uint64_t index) {
   return absl::StrCat("<i", it->second, ">");
 }
 
-std::string Normalizer::Replace(std::string text) {
+std::string Normalizer::Replace(const std::string& text) {
   std::string out;
-  auto begin = std::sregex_iterator(text.begin(), text.end(), UuidPattern());
-  size_t last = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    out.append(text, last, it->position() - last);
-    auto [entry, added] = sessions_.emplace(it->str(), static_cast<int>(sessions_.size()) + 1);
+  for (size_t at = 0; at < text.size();) {
+    const size_t length = UuidAt(text, at);
+    if (length == 0) {
+      out.push_back(text[at++]);
+      continue;
+    }
+    auto [entry, added] =
+        sessions_.emplace(text.substr(at, length), static_cast<int>(sessions_.size()) + 1);
     absl::StrAppend(&out, "<s", entry->second, ">");
-    last = it->position() + it->length();
+    at += length;
   }
-  out.append(text, last);
   return out;
 }
 

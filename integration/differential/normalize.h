@@ -26,7 +26,7 @@ class Normalizer {
 
  private:
   std::string Index(uint64_t index);
-  std::string Replace(std::string text);  // session IDs in free text
+  std::string Replace(const std::string& text);  // session IDs in free text
   void Walk(nlohmann::ordered_json* json);
 
   std::map<uint64_t, int> indexes_;
