@@ -219,10 +219,7 @@ absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
 
 absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
                                            const HttpResponse& response) {
-  // A rollback for lack of an ACL right is an authorization failure, not a conflict to inspect.
-  if ((response.status != 200 && response.status != 409) ||
-      (response.status == 409 &&
-       absl::StrContains(absl::AsciiStrToLower(response.body), "permission denied"))) {
+  if (response.status != 200 && response.status != 409) {
     return ErrorFromResponse(request, response);
   }
   ASSIGN_OR_RETURN(nlohmann::json body, ParseJsonBody(request, response));
@@ -232,6 +229,10 @@ absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
   result.committed = response.status == 200;
   shape = result.committed ? ParseResults(body, &result) : ParseErrors(body, &result);
   if (!shape.ok()) return MalformedResponse(request, shape.message());
+  // A rollback for lack of an ACL right is an authorization failure, not a conflict to inspect.
+  if (!result.committed && TxnErrorSays(result, "permission denied")) {
+    return ErrorFromResponse(request, response);
+  }
   if (response.FindHeader("X-Consul-Index") != nullptr) {
     ASSIGN_OR_RETURN(result.meta, ParseQueryMeta(request, response));
   }
