@@ -156,19 +156,15 @@ std::optional<HttpResponse> Api::CheckToken(const HttpRequest& request) const {
   return TextResponse(403, token.empty() ? "Permission denied" : "ACL not found");
 }
 
-std::optional<HttpResponse> Api::BeforeStoreCall(const HttpRequest& request) const {
+std::optional<HttpResponse> Api::BeforeStoreCall(const HttpRequest& request, bool* filtered) const {
+  const bool anonymous = !config_.acl_master_token.empty() && PresentedToken(request).empty();
+  if (filtered != nullptr) *filtered = anonymous;
   if (auto refused = CheckDatacenter(request)) return refused;
-  if (auto refused = CheckToken(request)) return refused;
-  if (faults_->ConsumeFailure()) return TextResponse(500, "No cluster leader");
-  return std::nullopt;
-}
-
-std::optional<HttpResponse> Api::BeforeFilteredRead(const HttpRequest& request,
-                                                    bool* filtered) const {
-  *filtered = !config_.acl_master_token.empty() && PresentedToken(request).empty();
-  if (!*filtered) return BeforeStoreCall(request);
-  if (auto refused = CheckDatacenter(request)) return refused;
-  stats_->Count("acl.denied");
+  if (filtered != nullptr && anonymous) {
+    stats_->Count("acl.denied");
+  } else if (auto refused = CheckToken(request)) {
+    return refused;
+  }
   if (faults_->ConsumeFailure()) return TextResponse(500, "No cluster leader");
   return std::nullopt;
 }

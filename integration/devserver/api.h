@@ -115,12 +115,11 @@ class Api {
   // the token comes from ?token, X-Consul-Token or Authorization: Bearer.
   std::optional<HttpResponse> CheckToken(const HttpRequest& request) const;
   // What Consul's RPC layer checks before touching state: datacenter, token, then an injected
-  // "No cluster leader" failure.
-  std::optional<HttpResponse> BeforeStoreCall(const HttpRequest& request) const;
-  // The same for a read that Consul filters by ACL instead of refusing (lists, session reads,
-  // txn): a caller with no token at all (the anonymous token, which may read nothing) passes,
-  // and `*filtered` says that the answer must then hold nothing.
-  std::optional<HttpResponse> BeforeFilteredRead(const HttpRequest& request, bool* filtered) const;
+  // "No cluster leader" failure. With `filtered`, for a read that Consul filters by ACL instead
+  // of refusing (lists, session reads, txn): a caller with no token at all (the anonymous token,
+  // which may read nothing) passes, and `*filtered` says that the answer must then hold nothing.
+  std::optional<HttpResponse> BeforeStoreCall(const HttpRequest& request,
+                                              bool* filtered = nullptr) const;
   // Runs `evaluate` now, or wraps it in a BlockingQuery when ?index > 0.
   ApiOutcome Read(const QueryOptions& options, WatchScope scope,
                   std::function<QueryEvaluation()> evaluate);

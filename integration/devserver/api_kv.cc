@@ -61,7 +61,7 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
     const std::string separator =
         request.Has("separator") ? request.Get("separator") : request.Get("seperator");
     bool filtered = false;
-    if (auto refused = BeforeFilteredRead(request, &filtered)) return std::move(*refused);
+    if (auto refused = BeforeStoreCall(request, &filtered)) return std::move(*refused);
     return Read(options, WatchScope::Prefix(key), [this, key, separator, filtered] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();
@@ -79,7 +79,7 @@ ApiOutcome Api::KvGet(const HttpRequest& request, const std::string& key,
   }
   if (request.Has("recurse")) {
     bool filtered = false;
-    if (auto refused = BeforeFilteredRead(request, &filtered)) return std::move(*refused);
+    if (auto refused = BeforeStoreCall(request, &filtered)) return std::move(*refused);
     return Read(options, WatchScope::Prefix(key), [this, key, filtered] {
       QueryEvaluation evaluation;
       evaluation.epoch = store_->epoch();

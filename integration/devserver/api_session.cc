@@ -66,7 +66,7 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   if (verb == "info" && argument.empty()) return TextResponse(400, "Missing session");
   if (verb == "node" && argument.empty()) return TextResponse(400, "Missing node name");
   bool filtered = false;
-  if (auto refused = BeforeFilteredRead(request, &filtered)) return std::move(*refused);
+  if (auto refused = BeforeStoreCall(request, &filtered)) return std::move(*refused);
 
   const std::string kind(verb);
   return Read(query, WatchScope::Sessions(), [this, kind, argument, filtered] {

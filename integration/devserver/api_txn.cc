@@ -52,7 +52,7 @@ HttpResponse Api::HandleTxn(const HttpRequest& request) {
     if (auto* error = std::get_if<HttpResponse>(&options)) return std::move(*error);
   }
   bool filtered = false;
-  if (auto refused = BeforeFilteredRead(request, &filtered)) return *refused;
+  if (auto refused = BeforeStoreCall(request, &filtered)) return *refused;
 
   // Consul checks every op but get and get-tree against the token before applying anything (a
   // rollback naming each refused op); what gets read is filtered out afterwards.
