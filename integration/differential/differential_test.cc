@@ -17,8 +17,8 @@
 #include "integration/devserver/dev_server.h"
 #include "integration/differential/normalize.h"
 #include "integration/differential/scenarios.h"
-#include "integration/differential/wire.h"
 #include "integration/testing/consul_agent.h"
+#include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
 
 namespace registry::differential {
@@ -47,8 +47,9 @@ struct Side {
     const std::string token = step.caller == Caller::kMaster      ? master_token
                               : step.caller == Caller::kAnonymous ? ""
                                                                   : "00000000-0000-4000-8000-0000";
-    absl::StatusOr<WireReply> reply =
-        SendOnWire(address, step.method, Fill(step.target), Fill(step.body), token);
+    absl::StatusOr<integration::HttpReply> reply =
+        integration::HttpCall(step.method, absl::StrCat("http://", address, Fill(step.target)),
+                              absl::Seconds(10), Fill(step.body), token);
     EXPECT_TRUE(reply.ok()) << reply.status();
     if (!reply.ok()) return "";
     if (!reply->Header("X-Consul-Index").empty()) last_index = reply->Header("X-Consul-Index");

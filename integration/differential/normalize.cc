@@ -68,7 +68,7 @@ void Normalizer::Walk(nlohmann::ordered_json* json) {
   }
 }
 
-std::string Normalizer::Describe(const WireReply& reply) {
+std::string Normalizer::Describe(const integration::HttpReply& reply) {
   std::vector<std::pair<std::string, std::string>> headers = reply.headers;
   std::sort(headers.begin(), headers.end());
   std::string out = absl::StrCat(reply.status, "\n");

@@ -14,7 +14,7 @@
 #include <map>
 #include <string>
 
-#include "integration/differential/wire.h"
+#include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
 
 namespace registry::differential {
@@ -22,7 +22,7 @@ namespace registry::differential {
 class Normalizer {
  public:
   // "STATUS\nName: value\n...\n\nbody": headers sorted by name, normalized as above.
-  std::string Describe(const WireReply& reply);
+  std::string Describe(const integration::HttpReply& reply);
 
  private:
   std::string Index(uint64_t index);

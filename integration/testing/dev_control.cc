@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -20,7 +21,26 @@ size_t AppendBody(char* data, size_t size, size_t count, void* user_data) {
   return size * count;
 }
 
+// Keeps "Name: value" lines with the name as sent; the status and blank lines have no ':'.
+size_t AppendHeader(char* data, size_t size, size_t count, void* user_data) {
+  const absl::string_view line(data, size * count);
+  const size_t colon = line.find(':');
+  if (colon != absl::string_view::npos && !absl::StartsWith(line, "HTTP/")) {
+    static_cast<HttpReply*>(user_data)->headers.emplace_back(
+        std::string(line.substr(0, colon)),
+        std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+  }
+  return size * count;
+}
+
 }  // namespace
+
+std::string HttpReply::Header(absl::string_view name) const {
+  for (const auto& [header, value] : headers) {
+    if (header == name) return value;
+  }
+  return "";
+}
 
 absl::StatusOr<DevServerProcess> StartDevServer(const std::string& binary,
                                                 const std::vector<std::string>& extra_args) {
@@ -47,16 +67,23 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& 
   const std::string verb(method);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, verb.c_str());
-  if (verb == "PUT") curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-  curl_slist* headers = nullptr;
+  // Sent as written: no dot-segment removal (some tests are about exactly that).
+  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
+  if (verb == "PUT" || !body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  }
+  curl_slist* headers = curl_slist_append(nullptr, "Expect:");  // the body follows at once
   if (!token.empty()) {
     headers = curl_slist_append(headers, absl::StrCat("X-Consul-Token: ", token).c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(absl::ToInt64Milliseconds(timeout)));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &AppendHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &reply);
   const CURLcode code = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
   curl_easy_cleanup(curl);

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,11 +32,16 @@ absl::StatusOr<DevServerProcess> StartDevServer(const std::string& binary,
 
 struct HttpReply {
   long status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;  // names as sent, in order
   std::string body;
+
+  // The value of the first header named exactly `name`, or "".
+  std::string Header(absl::string_view name) const;
 };
 
-// Sends `method` `url` with `body`, and `token` as X-Consul-Token when not empty. Errors:
-// Unavailable naming the URL when no answer came within `timeout`.
+// Sends `method` `url` as written (no dot-segment removal, no redirect following) with `body`,
+// and `token` as X-Consul-Token when not empty. Errors: Unavailable naming the URL when no answer
+// came within `timeout`.
 absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
                                    absl::Duration timeout = absl::Seconds(5),
                                    const std::string& body = "", const std::string& token = "");
