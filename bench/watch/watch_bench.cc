@@ -90,15 +90,8 @@ class Waiter {
 // Watch keys of one scale run; zero-padded so that no watch key is a prefix of another.
 std::string WatchKey(int count, int i) { return absl::StrFormat("bench/scale-%d/w%05d", count, i); }
 
-// Reads served by the dev server so far (its /v1/_dev/stats counter "kv.get").
-uint64_t ServedReads(consul::Client& client) {
-  consul::HttpRequest request;
-  request.path = "/v1/_dev/stats";
-  absl::StatusOr<consul::HttpResponse> response = client.Execute(request);
-  if (!response.ok() || response->status != 200) return 0;
-  nlohmann::json stats = nlohmann::json::parse(response->body, nullptr, false);
-  return stats.is_object() ? stats.value("kv.get", uint64_t{0}) : 0;
-}
+// Reads served so far by `server` (the dev server's counter "kv.get"; 0 on other servers).
+uint64_t ServedReads(const bench::BenchServer& server) { return server.RequestCounts()["kv.get"]; }
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
@@ -172,10 +165,10 @@ nlohmann::ordered_json LatencyRun(consul::ClientOptions client_options, consul::
 
 // Threads and RSS with `count` watches parked, plus latency and Close() time with all of them.
 nlohmann::ordered_json ScaleRun(consul::ClientOptions client_options, consul::Client& writer,
-                                int count) {
+                                const bench::BenchServer& server, int count) {
   nlohmann::ordered_json out;
   out["watches"] = count;
-  const uint64_t parked_baseline = ServedReads(writer);
+  const uint64_t parked_baseline = ServedReads(server);
   const long threads_before = StatusField("Threads:");
   const long rss_before = StatusField("VmRSS:");
   WatchEngineOptions options;
@@ -194,7 +187,7 @@ nlohmann::ordered_json ScaleRun(consul::ClientOptions client_options, consul::Cl
   }
   out["watch_calls_s"] = absl::ToDoubleSeconds(absl::Now() - start);
   // Every watch has made its starting listing and parked its first blocking query.
-  while (ServedReads(writer) < parked_baseline + 2 * static_cast<uint64_t>(count) &&
+  while (ServedReads(server) < parked_baseline + 2 * static_cast<uint64_t>(count) &&
          absl::Now() - start < absl::Minutes(2)) {
     absl::SleepFor(absl::Milliseconds(20));
   }
@@ -243,7 +236,8 @@ int Main(const std::string& only, const std::string& which_server) {
   }
   if (only.empty() || only == "scale") {
     nlohmann::ordered_json scale = nlohmann::ordered_json::array();
-    for (int count : {1, 100, 10000}) scale.push_back(ScaleRun(client_options, **writer, count));
+    for (int count : {1, 100, 10000})
+      scale.push_back(ScaleRun(client_options, **writer, **server, count));
     report["scale"] = scale;
   }
 
