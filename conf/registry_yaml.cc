@@ -2,16 +2,19 @@
 //
 // The YAML reader: walks mode / repository / props with yaml-cpp and hands each prop to
 // PropsBuilder. yaml-cpp reports problems by throwing; every exception stops here.
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <exception>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "conf/props.h"
@@ -217,10 +220,55 @@ std::string MarkText(const YAML::Mark& mark) {
   return absl::StrCat(" (line ", mark.line + 1, ", column ", mark.column + 1, ")");
 }
 
+// Sees only where each document starts. yaml-cpp 0.7 (Debian 12's) never returns from LoadAll
+// on a flow indicator where a block document is expected (" ,"): the parser reports an empty
+// document at that token again and again without consuming it, and LoadAll collects them until
+// memory runs out. A document that starts where the previous one did is that loop.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { last_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  const YAML::Mark& last() const { return last_; }
+
+ private:
+  YAML::Mark last_ = YAML::Mark::null_mark();
+};
+
+// Walks the documents of `text` without building them; throws YAML::ParserException at a token
+// the parser does not move past (see DocumentStarts), so LoadAll is safe afterwards.
+void CheckParserAdvances(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  int previous_pos = -1;
+  while (parser.HandleNextDocument(starts)) {
+    const YAML::Mark mark = starts.last();
+    if (!mark.is_null() && mark.pos == previous_pos) {
+      const std::string token = text.substr(static_cast<size_t>(mark.pos), 1);
+      throw YAML::ParserException(mark, absl::StrCat("unexpected '", absl::CHexEscape(token),
+                                                     "' where a document should start"));
+    }
+    previous_pos = mark.pos;
+  }
+}
+
 absl::StatusOr<RegistryConfig> ParseText(absl::string_view yaml_text, const std::string& base_dir) {
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(std::string(yaml_text));
+    const std::string text(yaml_text);
+    CheckParserAdvances(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("YAML syntax error: ", e.msg, MarkText(e.mark)));
   }

@@ -1,6 +1,10 @@
 // tests/conf/yaml_test.cc
 //
 // The shape of the registry YAML: documents, mode, repository, props as blocks; defaults.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "conf/registry_config.h"
@@ -185,6 +189,24 @@ TEST(RegistryYamlTest, SyntaxErrorNamesItsLineAndColumn) {
                         {"YAML syntax error", "line 9"}));
   EXPECT_TRUE(IsInvalid(ParseRegistryYaml("mode:\n  type: Cluster\n   bad: indent\n"),
                         {"YAML syntax error", "(line 3, column"}));
+}
+
+// Parses `text` under a time and memory limit and exits 0 iff it is a YAML syntax error. Runs in
+// a child process (EXPECT_EXIT), so an endless parse fails the test instead of stalling it.
+[[noreturn]] void ExitZeroIfSyntaxError(const char* text) {
+  alarm(10);
+  const rlimit memory = {1L << 30, 1L << 30};
+  setrlimit(RLIMIT_AS, &memory);
+  std::exit(IsInvalid(ParseRegistryYaml(text), {"YAML syntax error"}) ? 0 : 1);
+}
+
+// yaml-cpp 0.7's LoadAll loops forever, allocating, on a flow indicator where a document should
+// start (found by tests/fuzz/registry_yaml_fuzzer).
+TEST(RegistryYamlTest, StrayFlowIndicatorIsASyntaxErrorNotAnEndlessParse) {
+  for (const char* text : {" ,", ",", "- a\n,\n", "mode: {}\n---\n,\n"}) {
+    EXPECT_EXIT(ExitZeroIfSyntaxError(text), ::testing::ExitedWithCode(0), "")
+        << "'" << text << "' hangs or is not a syntax error";
+  }
 }
 
 TEST(RegistryYamlTest, SecondDocumentIsRejected) {
