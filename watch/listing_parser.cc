@@ -1,6 +1,5 @@
 #include "watch/listing_parser.h"
 
-#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -43,7 +42,7 @@ class Scanner {
   bool String(absl::string_view* out, std::string* scratch) {
     if (!Consume('"')) return false;
     const char* start = p_;
-    SkipPlain();
+    if (!SkipText()) return false;
     if (p_ < end_ && *p_ == '"') {
       *out = absl::string_view(start, p_ - start);
       ++p_;
@@ -60,7 +59,7 @@ class Scanner {
       ++p_;  // backslash
       if (p_ == end_ || !Escape(scratch)) return false;
       const char* run = p_;
-      SkipPlain();
+      if (!SkipText()) return false;
       scratch->append(run, p_ - run);
     }
     return false;
@@ -69,6 +68,7 @@ class Scanner {
   bool Uint(uint64_t* out) {
     SkipSpace();
     if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
+    if (*p_ == '0' && end_ - p_ > 1 && IsDigit(p_[1])) return false;  // JSON has no "07"
     uint64_t value = 0;
     while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
       const uint64_t digit = static_cast<uint64_t>(*p_ - '0');
@@ -112,20 +112,74 @@ class Scanner {
         return ConsumeLiteral("false");
       case 'n':
         return ConsumeLiteral("null");
-      default: {
-        const char* start = p_;
-        while (p_ < end_ && (std::isdigit(static_cast<unsigned char>(*p_)) || *p_ == '-' ||
-                             *p_ == '+' || *p_ == '.' || *p_ == 'e' || *p_ == 'E')) {
-          ++p_;
-        }
-        return p_ != start;
-      }
+      default:
+        return SkipNumber();
     }
   }
 
  private:
-  // Skips characters that need no decoding. Eight bytes per step while none of them is a
-  // quote, a backslash or a control character (the whole body goes through here).
+  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+  // Skips digits; false if there is none.
+  bool SkipDigits() {
+    const char* start = p_;
+    while (p_ < end_ && IsDigit(*p_)) ++p_;
+    return p_ != start;
+  }
+
+  // Skips one JSON number, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, as the general parser
+  // reads it. That parser refuses a number beyond a double's range (1e999); this one gives up on
+  // any number whose magnitude comes near it, which no field Consul sends ever has.
+  bool SkipNumber() {
+    if (p_ < end_ && *p_ == '-') ++p_;
+    const char* integer = p_;
+    if (p_ < end_ && *p_ == '0') {
+      ++p_;
+    } else if (!SkipDigits()) {
+      return false;
+    }
+    // The power of ten of the first nonzero digit, without the exponent.
+    int64_t magnitude = *integer == '0' ? 0 : p_ - integer - 1;
+    bool nonzero = *integer != '0';
+    if (p_ < end_ && *p_ == '.') {
+      const char* fraction = ++p_;
+      if (!SkipDigits()) return false;
+      if (!nonzero) {
+        const char* first = fraction;
+        while (first < p_ && *first == '0') ++first;
+        nonzero = first < p_;
+        magnitude = -(first - fraction) - 1;
+      }
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      ++p_;
+      const bool negative = p_ < end_ && *p_ == '-';
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      const char* digits = p_;
+      if (!SkipDigits()) return false;
+      int64_t exponent = 0;
+      for (const char* d = digits; d < p_ && exponent < 100000; ++d) {
+        exponent = exponent * 10 + (*d - '0');
+      }
+      magnitude += negative ? -exponent : exponent;
+    }
+    return !nonzero || magnitude < 300;
+  }
+
+  // Skips characters that need no decoding: ASCII without quotes, backslashes or control
+  // characters, and well-formed UTF-8 sequences. False at a byte that is not UTF-8: JSON text is
+  // UTF-8, so the general parser refuses such a body, and so must this one.
+  bool SkipText() {
+    while (true) {
+      SkipPlain();
+      if (p_ == end_ || static_cast<unsigned char>(*p_) < 0x80) return true;
+      if (!SkipUtf8()) return false;
+    }
+  }
+
+  // Skips ASCII characters that need no decoding. Eight bytes per step while none of them is a
+  // quote, a backslash, a control character or a non-ASCII byte (the whole body goes through
+  // here).
   void SkipPlain() {
     constexpr uint64_t kOnes = 0x0101010101010101ULL;
     constexpr uint64_t kHighs = 0x8080808080808080ULL;
@@ -135,14 +189,43 @@ class Scanner {
       uint64_t word;
       std::memcpy(&word, p_, sizeof(word));
       if (any_below(word ^ (kOnes * '"'), 1) | any_below(word ^ (kOnes * '\\'), 1) |
-          any_below(word, 0x20)) {
+          any_below(word, 0x20) | (word & kHighs)) {
         break;
       }
       p_ += 8;
     }
-    while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) {
+    while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20 &&
+           static_cast<unsigned char>(*p_) < 0x80) {
       ++p_;
     }
+  }
+
+  // Skips one UTF-8 sequence of two to four bytes (RFC 3629: no overlong forms, no surrogates,
+  // nothing above U+10FFFF), or returns false.
+  bool SkipUtf8() {
+    const unsigned char lead = static_cast<unsigned char>(*p_);
+    int continuation;                       // bytes after the lead
+    unsigned char low = 0x80, high = 0xBF;  // range of the first of them
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      continuation = 1;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      continuation = 2;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      continuation = 3;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return false;
+    }
+    if (end_ - p_ <= continuation) return false;
+    for (int i = 1; i <= continuation; ++i) {
+      const unsigned char c = static_cast<unsigned char>(p_[i]);
+      if (c < (i == 1 ? low : 0x80) || c > (i == 1 ? high : 0xBF)) return false;
+    }
+    p_ += continuation + 1;
+    return true;
   }
 
   // Decodes the escape after a backslash into `out`.

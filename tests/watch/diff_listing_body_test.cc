@@ -155,6 +155,30 @@ TEST(DiffListingBodyTest, RefusedBodiesLeaveTheViewUntouched) {
   }
 }
 
+// Found by tests/fuzz/listing_differ_fuzzer: the general parser refuses this body (a key that
+// is not UTF-8), so the in-place differ must not report events for it, even though the bad key
+// is outside the scope.
+TEST(DiffListingBodyTest, KeyThatIsNotUtf8IsLeftToTheGeneralParser) {
+  const std::string body =
+      "[{\"Value\":null,\"Flags\":1,\"LockIndex\":1,\"CreateIndex\":1,\"ModifyIndex\":1,"
+      "\"Key\":\"ns/a\"},{\"Value\":null,\"Flags\":1,\"LockIndex\":1,\"CreateIndex\":1,"
+      "\"ModifyIndex\":1,\"Key\":\"ns/\xff\"}]";
+  Snapshot view;
+  EXPECT_FALSE(
+      DiffListingBody(&view, body, WatchScope("ns/a/"), nullptr, CompareBy::kContent).has_value());
+  EXPECT_TRUE(view.empty());
+}
+
+// Found by tests/fuzz/listing_differ_fuzzer: "06" is not a JSON number, so the general parser
+// refuses the body, and the in-place differ must not report an ADDED for it.
+TEST(DiffListingBodyTest, IndexWithALeadingZeroIsLeftToTheGeneralParser) {
+  Snapshot view;
+  EXPECT_FALSE(DiffListingBody(&view, R"([{"Key":"ns/a/k","CreateIndex":1,"ModifyIndex":06}])",
+                               WatchScope("ns/a/"), nullptr, CompareBy::kModifyIndex)
+                   .has_value());
+  EXPECT_TRUE(view.empty());
+}
+
 TEST(ListingParserTest, ForEachListingEntryViewsTheBodyAndStopsWhenAsked) {
   const std::string body =
       R"([{"Key":"ns/a","Value":"eA==","Session":"s\"1","CreateIndex":1,"ModifyIndex":2},)"

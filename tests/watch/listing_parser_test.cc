@@ -96,5 +96,52 @@ TEST(ListingParserTest, RefusesMalformedBodies) {
   for (const char* body : bodies) EXPECT_FALSE(ParseListingBody(body).has_value()) << body;
 }
 
+// Expects both parsers to refuse `body`.
+void ExpectBothRefuse(const std::string& body) {
+  EXPECT_FALSE(ParseListingBody(body).has_value()) << body;
+  consul::HttpResponse response;
+  response.status = 200;
+  response.headers = {{"X-Consul-Index", "7"}};
+  response.body = body;
+  EXPECT_FALSE(consul::ParseKvListResponse({}, response).ok()) << body;
+}
+
+// Numbers follow JSON's grammar, as in the general parser: no leading zeros, a digit on both
+// sides of a '.', no bare sign, and nothing beyond a double's range (found by
+// tests/fuzz/listing_differ_fuzzer: "ModifyIndex":06 was read as 6).
+TEST(ListingParserTest, NumbersFollowJsonGrammarLikeTheGeneralParser) {
+  ExpectBothRefuse(R"([{"Key":"ns/a","CreateIndex":1,"ModifyIndex":06}])");
+  ExpectBothRefuse(R"([{"Key":"ns/a","Flags":00,"CreateIndex":1,"ModifyIndex":1}])");
+  for (const char* number :
+       {"01", "-", "+1", "1.", ".5", "1-2", "--1", "1e999", "-01.5", "0x1", "1e", "1e+"}) {
+    ExpectBothRefuse(std::string(R"([{"Key":"ns/a","X":)") + number +
+                     R"(,"CreateIndex":1,"ModifyIndex":1}])");
+  }
+  ExpectSameAsReference(R"([{"Key":"ns/a","X":[0,-0,-0.5,10,123.0125,1e250,-2E-999,0e99999],)"
+                        R"("CreateIndex":1,"ModifyIndex":1}])");
+}
+
+// JSON text is UTF-8: the general parser refuses a body with any other byte sequence in a
+// string, so the fast one must too, or a watch would report keys the rest of the client never
+// accepts (found by tests/fuzz/listing_differ_fuzzer: a key "ns/\xFF" outside the scope).
+TEST(ListingParserTest, RefusesStringsThatAreNotUtf8LikeTheGeneralParser) {
+  const std::string bad[] = {"\xFF",         "\xC3",         "\xC0\xAF",
+                             "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                             "\x80",         "\xF0\x9F\x98"};
+  for (const std::string& bytes : bad) {
+    for (const std::string& body :
+         {R"([{"Key":"ns/)" + bytes + R"(","CreateIndex":1,"ModifyIndex":1}])",
+          R"([{"Key":"ns/a","Session":"s)" + bytes + R"(","CreateIndex":1,"ModifyIndex":1}])",
+          R"([{"Key":"ns/a","X)" + bytes + R"(":1,"CreateIndex":1,"ModifyIndex":1}])",
+          R"([{"Key":"ns/a\n)" + bytes + R"(","CreateIndex":1,"ModifyIndex":1}])"}) {
+      ExpectBothRefuse(body);
+    }
+  }
+  // Well-formed sequences of every length, raw and after an escape, are read as they are.
+  ExpectSameAsReference(
+      "[{\"Key\":\"ns/\xC3\xA9\xE2\x80\xA8\xF0\x9F\x98\x80\\n\xF4\x8F\xBF\xBF\","
+      "\"Value\":null,\"CreateIndex\":1,\"ModifyIndex\":1}]");
+}
+
 }  // namespace
 }  // namespace registry::watch
