@@ -91,11 +91,12 @@ absl::StatusOr<absl::Duration> LockDelayField(const Json& value) {
 }
 
 // Why `body`, which did not parse, is not JSON: Go's decoder says "unexpected EOF" for input
-// that ends inside a value. Parsed again with exceptions, only to read the parser's reason.
+// that ends inside a value. Parsed again with exceptions, only to read the parser's reason; any
+// of nlohmann's exceptions may come (a number beyond a double's range is out_of_range).
 std::string JsonSyntaxError(absl::string_view body) {
   try {
     [[maybe_unused]] const Json unused = Json::parse(body.begin(), body.end());
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {
     if (absl::StrContains(error.what(), "unexpected end of input")) return "unexpected EOF";
   }
   return "invalid JSON in request body";

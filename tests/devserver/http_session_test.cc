@@ -76,6 +76,14 @@ TEST_F(HttpSessionTest, MalformedBodyIs400RequestDecodeFailed) {
   EXPECT_EQ(response.body.rfind("Request decode failed: ", 0), 0u) << response.body;
 }
 
+// As for txn bodies: a number beyond a double's range used to leave the request unanswered.
+TEST_F(HttpSessionTest, NumberBeyondADoubleIs400AndTheServerKeepsServing) {
+  TestResponse response = client_->Put("/v1/session/create", R"({"LockDelay": 1e999})");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(response.body.rfind("Request decode failed: ", 0), 0u) << response.body;
+  EXPECT_EQ(client_->Get("/v1/status/leader").status, 200);
+}
+
 TEST_F(HttpSessionTest, RenewReturnsTheSessionAndUnknownIdsAre404) {
   const std::string id = CreateSession(R"({"TTL": "10s"})");
   TestResponse renewed = client_->Put("/v1/session/renew/" + id);
