@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev          # benchmarks
   libboost-dev              # Asio/Beast headers for the dev server
   clang-format              # format check
+  clang-14 libclang-rt-14-dev clang # fuzz targets (libFuzzer, scripts/fuzz.sh)
   python3 python3-consul    # third-party client check against the dev server
   procps                    # ps/pkill used by integration scripts
   debian-archive-keyring dpkg # get-consul.sh: verify and unpack the consul package
