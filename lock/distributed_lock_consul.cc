@@ -62,10 +62,12 @@ class Unreachable {
     failures_ = 0;
   }
 
-  // Records `error`. Returns Unavailable once requests have failed for longer than the limit.
-  absl::Status Failure(const absl::Status& error) {
+  // Records `error` of a request made at `started` (the client retries a request within its
+  // timeout, so failing began then). Returns Unavailable once requests have failed for longer
+  // than the limit.
+  absl::Status Failure(const absl::Status& error, absl::Time started) {
     const absl::Time now = absl::Now();
-    if (failures_++ == 0) since_ = now;
+    if (failures_++ == 0) since_ = std::min(started, now);
     last_ = error;
     if (now - since_ < limit_) return absl::OkStatus();
     return absl::UnavailableError(absl::StrCat(
@@ -73,6 +75,8 @@ class Unreachable {
   }
 
   bool failing() const { return failures_ > 0; }
+  // When a request made at `now` must end for the limit to hold.
+  absl::Time GiveUpAt(absl::Time now) const { return (failing() ? since_ : now) + limit_; }
   const absl::Status& last() const { return last_; }
 
   absl::Duration Backoff() const {
@@ -96,7 +100,6 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
   consul::Client& client = core_->client();
   // Every request of this call is cancelled with the manager and cut at request_deadline.
   consul::Canceller call(core_->canceller(), request_deadline);
-  consul::Canceller* canceller = &call;
   Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
   bool attempted = false;
   bool quick_retry = true;  // a key seen free after a refused acquire is retried once at once
@@ -110,6 +113,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
   };
   auto closed = [&] { return Prefixed(op, core_->closed_status()); };
   // After a failed request: OK to try again (after a back-off), or the status to give up with.
+  absl::Time started;  // when the current attempt's requests began
   auto retry_after = [&](const absl::Status& error) -> absl::Status {
     if (absl::IsCancelled(error) || !core_->closed_status().ok()) return closed();
     // Cut by the caller's deadline: the loop gives up (false), Consul was not unreachable.
@@ -118,7 +122,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
       return absl::OkStatus();
     }
     if (!IsTransient(error)) return Prefixed(op, error);
-    if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
+    if (absl::Status give_up = unreachable.Failure(error, started); !give_up.ok()) {
       return Prefixed(op, give_up);
     }
     if (!core_->SleepUntil(std::min(deadline, absl::Now() + unreachable.Backoff()))) {
@@ -129,6 +133,12 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
 
   for (;;) {
     const absl::Time now = absl::Now();
+    started = now;
+    // The client retries a failing request within its timeout: no request of this attempt may
+    // outlast what is left of the time granted to an unreachable Consul. (A blocking read is
+    // not retried by the client, and may rightly block for longer.)
+    consul::Canceller attempt(&call, std::min(request_deadline, unreachable.GiveUpAt(now)));
+    consul::Canceller* canceller = &attempt;
     if (attempted && now >= deadline) {
       if (unreachable.failing()) {
         return finish(Prefixed(op, absl::UnavailableError(absl::StrCat(
@@ -143,7 +153,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
       consul::QueryOptions query;
       query.index = held->meta.index;
       query.wait = BlockingWait(deadline - now, core_->block_query_wait());
-      absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, query, canceller);
+      absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, query, &call);
       if (!read.ok()) {
         if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
           return finish(give_up);
@@ -169,7 +179,8 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
     attempted = true;
     if (session->empty()) {  // a lost session is still being replaced: Consul may be down
       if (absl::Status give_up = unreachable.Failure(
-              absl::UnavailableError("no live instance session (the lost one is being replaced)"));
+              absl::UnavailableError("no live instance session (the lost one is being replaced)"),
+              now);
           !give_up.ok()) {
         return finish(Prefixed(op, give_up));
       }
@@ -183,8 +194,10 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
     if (acquired.ok() ? !acquired->committed && consul::TxnErrorSays(*acquired, "invalid session")
                       : IsInvalidSession(acquired.status())) {
       core_->ReportSessionInvalid(*session);  // the next attempt waits for its successor
-      if (absl::Status give_up = unreachable.Failure(absl::FailedPreconditionError(
-              absl::StrCat("Consul does not know the instance session ", *session)));
+      if (absl::Status give_up =
+              unreachable.Failure(absl::FailedPreconditionError(absl::StrCat(
+                                      "Consul does not know the instance session ", *session)),
+                                  now);
           !give_up.ok()) {
         return finish(Prefixed(op, give_up));
       }
@@ -243,6 +256,7 @@ absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
   RemoteHold current = hold;
   bool reread = false;
   for (;;) {
+    const absl::Time attempt_started = absl::Now();
     absl::StatusOr<bool> released = FencedRelease(current);
     if (released.ok() && !*released && !reread) {
       // Refused: the key is no longer at this hold's index. Normally it is not ours any more;
@@ -263,7 +277,7 @@ absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
     // the session).
     if (IsInvalidSession(error) || absl::IsCancelled(error)) return absl::OkStatus();
     if (!IsTransient(error)) return Prefixed("Unlock", error);
-    if (absl::Status give_up = unreachable.Failure(error); !give_up.ok()) {
+    if (absl::Status give_up = unreachable.Failure(error, attempt_started); !give_up.ok()) {
       return Prefixed("Unlock", give_up);
     }
     if (!core_->SleepUntil(absl::Now() + unreachable.Backoff())) return absl::OkStatus();

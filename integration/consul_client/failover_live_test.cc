@@ -84,9 +84,10 @@ TEST_F(FailoverLiveFaultsTest, DeadFirstServerIsSkippedAndTheLiveOneAnswers) {
   EXPECT_EQ(get.entry->value, "v");
 }
 
-TEST_F(FailoverLiveFaultsTest, OnlyDeadServersSurfaceUnavailable) {
+TEST_F(FailoverLiveFaultsTest, OnlyDeadServersSurfaceUnavailableOnceTheRequestTimeoutHasPassed) {
   ClientOptions options;
   options.servers = absl::StrCat("127.0.0.1:", ClosedPort(), ",127.0.0.1:", ClosedPort());
+  options.request_timeout = absl::Milliseconds(300);  // the time the client keeps retrying
   std::unique_ptr<Client> dead = NewClient(options);
   absl::StatusOr<KvGetResult> get = dead->KvGet("k");
   EXPECT_EQ(get.status().code(), absl::StatusCode::kUnavailable) << get.status();
@@ -106,16 +107,26 @@ TEST_F(FailoverLiveFaultsTest, NoClusterLeaderOnTheFirstServerFailsOverToTheSeco
   EXPECT_EQ(RequestCount(*second, "kv.put"), 1u);
 }
 
-TEST_F(FailoverLiveFaultsTest, NoClusterLeaderBurstSurfacesUnavailableUntilItPasses) {
-  server().FailNextRequests(2);
-  absl::StatusOr<KvGetResult> first = client().KvGet("k");
-  EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
-  EXPECT_EQ(HttpStatusOf(first.status()), 500);
-  EXPECT_TRUE(absl::StrContains(first.status().message(), "No cluster leader"));
-  absl::StatusOr<bool> second = client().KvPut("k", "v");
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
-  ASSERT_OK_AND_ASSIGN(bool third, client().KvPut("k", "v"));
-  EXPECT_TRUE(third);
+TEST_F(FailoverLiveFaultsTest, ANoClusterLeaderBurstWithinTheRequestTimeoutIsRiddenThrough) {
+  const uint64_t puts = RequestCount(server(), "kv.put");
+  server().FailNextRequests(3);
+  ASSERT_OK_AND_ASSIGN(bool created, client().KvPut("k", "v", {.cas = 0}));
+  EXPECT_TRUE(created);
+  EXPECT_EQ(RequestCount(server(), "kv.put"), puts + 4) << "three refused, then applied once";
+  EXPECT_EQ(Lookup("k")->value, "v");
+}
+
+TEST_F(FailoverLiveFaultsTest, NoClusterLeaderForLongerThanTheRequestTimeoutIsUnavailable) {
+  ClientOptions options;
+  options.servers = server().address();
+  options.request_timeout = absl::Milliseconds(300);
+  std::unique_ptr<Client> impatient = NewClient(options);
+  server().FailNextRequests(1000);
+  absl::StatusOr<KvGetResult> get = impatient->KvGet("k");
+  EXPECT_EQ(get.status().code(), absl::StatusCode::kUnavailable) << get.status();
+  EXPECT_EQ(HttpStatusOf(get.status()), 500);
+  EXPECT_TRUE(absl::StrContains(get.status().message(), "No cluster leader"));
+  EXPECT_GE(RequestCount(server(), "kv.get"), 2u) << "retried before giving up";
 }
 
 TEST_F(FailoverLiveFaultsTest,

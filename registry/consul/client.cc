@@ -7,9 +7,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "registry/consul/backoff.h"
 #include "registry/consul/curl_transport.h"
 #include "registry/consul/errors.h"
 #include "registry/consul/status.h"
+#include "registry/monotonic.h"
 #include "registry/status_macros.h"
 
 namespace registry::consul {
@@ -26,6 +28,15 @@ absl::Status WithMessage(const absl::Status& status, absl::string_view message) 
 absl::Status CallerDeadlineError(const HttpRequest& request, absl::string_view detail) {
   return absl::DeadlineExceededError(
       absl::StrCat(RequestLabel(request), ": the caller's deadline passed (", detail, ")"));
+}
+
+// Sleeps for `delay` unless `canceller` (may be null) is cancelled first; false when it was.
+bool PauseUnlessCancelled(Canceller* canceller, absl::Duration delay) {
+  WakeupSignal wakeup;
+  Canceller::Waker waker(canceller, [&wakeup] { wakeup.Notify(); });
+  if (waker.cancelled()) return false;
+  wakeup.WaitFor(delay);
+  return canceller == nullptr || !canceller->IsCancelled();
 }
 
 }  // namespace
@@ -65,45 +76,70 @@ absl::StatusOr<HttpResponse> Client::Execute(HttpRequest request, Canceller* can
         absl::StrCat(RequestLabel(request), ": cancelled before it started"));
   }
   ApplyClientOptions(options_, &request);
-  const absl::Duration timeout = request.timeout;
   const absl::Time deadline = canceller != nullptr ? canceller->deadline() : absl::InfiniteFuture();
+  // An election or a server restart lasts seconds: rounds that failed only for such reasons are
+  // made again until the request's own timeout has passed since the call began. A blocking read
+  // gets one round: its caller loops over blocking reads anyway.
+  const bool blocking = request.wait > absl::ZeroDuration();
+  const absl::Time retry_until =
+      std::min(deadline, absl::Now() + std::min(request.timeout, options_.request_timeout));
+  Backoff backoff(kFirstRetryDelay, kMaxRetryDelay);
+  for (;;) {
+    Round round = TryEveryServer(request, deadline, canceller);
+    if (!round.retry_later || blocking) return std::move(round.result);
+    const absl::Duration delay = backoff.Next();
+    if (absl::Now() + delay >= retry_until) return std::move(round.result);
+    if (!PauseUnlessCancelled(canceller, delay)) {
+      return absl::CancelledError(
+          absl::StrCat(RequestLabel(request), ": cancelled while retrying"));
+    }
+  }
+}
+
+Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
+                                     Canceller* canceller) {
+  const absl::Duration timeout = request.timeout;
   const size_t count = servers_.size();
   const size_t first = preferred_.load(std::memory_order_relaxed) % count;
+  absl::StatusOr<HttpResponse> last = absl::InternalError("no server tried");
   for (size_t attempt = 0; attempt < count; ++attempt) {
     const size_t index = (first + attempt) % count;
-    const bool last_attempt = attempt + 1 == count;
     request.server = servers_[index].base_url;
     // A caller's deadline cuts the exchange: nothing may outlive the call that made it.
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      return NotSent(CallerDeadlineError(request, "before it was sent"));
+      return Round{NotSent(CallerDeadlineError(request, "before it was sent")), false};
     }
     // Rounded up: the transport counts whole milliseconds, and must not give up before it.
     request.timeout = std::min(timeout, absl::Ceil(left, absl::Milliseconds(1)));
-    absl::StatusOr<HttpResponse> response = transport_->Execute(request, canceller);
-    if (!response.ok() && !absl::IsCancelled(response.status()) && absl::Now() >= deadline) {
-      return CallerDeadlineError(request, Redact(response.status()).message());
+    last = transport_->Execute(request, canceller);
+    if (last.ok()) {
+      const LeaderFailure failure = LeaderFailureOf(*last);
+      if (failure == LeaderFailure::kNone) {
+        preferred_.store(index, std::memory_order_relaxed);
+        return Round{std::move(last), false};
+      }
+      // A write forwarded to a leader that died may have been applied: its caller resolves that.
+      if (failure == LeaderFailure::kOutcomeUnknown && !request.replay_safe) {
+        return Round{std::move(last), false};
+      }
+      continue;  // another server may know a leader, or this one may soon
     }
-    if (response.ok()) {
-      // A leaderless server may be partitioned away; another one may know the leader. The last
-      // server's answer is returned as is and parsed into Unavailable.
-      if (IsNoLeaderResponse(*response) && !last_attempt) continue;
-      if (!IsNoLeaderResponse(*response)) preferred_.store(index, std::memory_order_relaxed);
-      return response;
+    const absl::Status& error = last.status();
+    if (absl::IsCancelled(error)) return Round{Redact(error), false};
+    if (absl::Now() >= deadline) {
+      return Round{CallerDeadlineError(request, Redact(error).message()), false};
     }
-    const absl::Status& error = response.status();
-    bool retry = IsConnectionError(error) ||
-                 (request.method == HttpMethod::kGet && absl::IsUnavailable(error));
-    if (absl::IsCancelled(error) || !retry) return Redact(error);
-    if (last_attempt) {
-      if (count == 1) return Redact(error);
-      return Redact(
-          WithMessage(error, absl::StrCat(error.message(), " (all ", count, " servers failed)")));
-    }
+    const bool may_resend =
+        IsConnectionError(error) || (request.replay_safe && absl::IsUnavailable(error));
+    if (!may_resend) return Round{Redact(error), false};
   }
-  return absl::InternalError("unreachable");  // the loop returns on its last attempt
+  if (last.ok() || count == 1)
+    return Round{last.ok() ? std::move(last) : Redact(last.status()), true};
+  return Round{Redact(WithMessage(last.status(), absl::StrCat(last.status().message(), " (all ",
+                                                              count, " servers failed)"))),
+               true};
 }
-
 std::string Client::PreferredServer() const {
   return servers_[preferred_.load(std::memory_order_relaxed) % servers_.size()].base_url;
 }

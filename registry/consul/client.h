@@ -4,10 +4,18 @@
 // adds the client-wide parts (ACL token header, datacenter, timeout), sends it with failover
 // across the configured servers, and parses the response.
 //
-// Failover: each call tries every server at most once, starting with the last one that
-// answered. It moves on when a server cannot be reached (any request), when a GET fails without
-// a response (timeout, reset), and on a 5xx "No cluster leader". Any other answer (403, 404,
-// 500 ...) is final. Cancellation (Canceller) is never retried.
+// Failover and retries: a call tries the servers in turn, starting with the last one that
+// answered. It moves on when a server cannot be reached (any request), when a replay-safe
+// request (HttpRequest::replay_safe: reads, plain writes, renewals) fails without a response
+// (timeout, reset), and on a leader failure (errors.h LeaderFailure: "No cluster leader", "rpc
+// error getting client", ...) except a possibly applied one of a request that is not replay-safe,
+// which is answered (Unavailable, outcome unknown) for its caller to resolve. When every server
+// failed in one of these ways, the round is made again after a jittered back-off (kFirstRetryDelay
+// doubling up to kMaxRetryDelay), until the request's timeout has passed since the call began or
+// the caller's deadline comes: a leader election shorter than the request timeout costs a caller
+// nothing but time. A blocking read gets one round (its caller loops over blocking reads). Any
+// other answer (403, 404, other 500s ...) is final. Cancellation is never retried, and cuts a
+// back-off short.
 //
 // Errors follow errors.h; the ACL token never appears in any status message.
 //
@@ -38,6 +46,10 @@
 #include "registry/consul/txn.h"
 
 namespace registry::consul {
+
+// Back-off between rounds over every server (client.h: Failover and retries).
+inline constexpr absl::Duration kFirstRetryDelay = absl::Milliseconds(50);
+inline constexpr absl::Duration kMaxRetryDelay = absl::Seconds(1);
 
 class Client {
  public:
@@ -116,6 +128,13 @@ class Client {
  private:
   Client(ClientOptions options, std::vector<ServerAddress> servers,
          std::shared_ptr<Transport> transport);
+
+  // One pass over the servers, starting with the preferred one.
+  struct Round {
+    absl::StatusOr<HttpResponse> result;  // the answer, or the last server's failure
+    bool retry_later;                     // every server failed in a way that may soon pass
+  };
+  Round TryEveryServer(HttpRequest request, absl::Time deadline, Canceller* canceller);
 
   template <typename Result, typename Parser>
   absl::StatusOr<Result> Call(absl::StatusOr<HttpRequest> request, Parser parse,

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "registry/consul/transport.h"
 
 namespace registry::consul {
 namespace {
@@ -28,6 +29,27 @@ std::string QuotedBody(absl::string_view body) {
   return text.empty() ? "(empty body)" : text;
 }
 
+// Consul's and its raft library's messages, lower case. "no cluster leader" comes first: a
+// follower that forwarded to a leader which has just stepped down answers "rpc error making
+// call: No cluster leader", and nothing was applied then.
+constexpr absl::string_view kNotAppliedMessages[] = {
+    "no cluster leader",   "rpc error getting client",        "node is not the leader",
+    "timed out enqueuing", "leadership transfer in progress", "no known consul servers"};
+constexpr absl::string_view kOutcomeUnknownMessages[] = {
+    "rpc error making call", "leadership lost while committing log", "raft is already shutdown"};
+
+LeaderFailure LeaderFailureOfBody(int status, absl::string_view body) {
+  if (status < 500 || status >= 600) return LeaderFailure::kNone;
+  const std::string lower = absl::AsciiStrToLower(body);
+  for (absl::string_view message : kNotAppliedMessages) {
+    if (absl::StrContains(lower, message)) return LeaderFailure::kNotApplied;
+  }
+  for (absl::string_view message : kOutcomeUnknownMessages) {
+    if (absl::StrContains(lower, message)) return LeaderFailure::kOutcomeUnknown;
+  }
+  return LeaderFailure::kNone;
+}
+
 absl::StatusCode CodeFor(int status, absl::string_view body) {
   switch (status) {
     case 400:
@@ -46,7 +68,7 @@ absl::StatusCode CodeFor(int status, absl::string_view body) {
       break;
   }
   if (status >= 500 && status < 600) {
-    if (ContainsIgnoreCase(body, "no cluster leader")) {
+    if (LeaderFailureOfBody(status, body) != LeaderFailure::kNone) {
       return absl::StatusCode::kUnavailable;
     }
     // Consul's KV apply error for an unknown session: Invalid session "<id>". (Not to be
@@ -71,12 +93,12 @@ absl::Status ErrorFromResponse(const HttpRequest& request, const HttpResponse& r
                       absl::StrCat(RequestLabel(request), ": HTTP ", response.status, ": ",
                                    QuotedBody(response.body)));
   status.SetPayload(kHttpStatusPayload, absl::Cord(absl::StrCat(response.status)));
+  if (LeaderFailureOf(response) == LeaderFailure::kNotApplied) return NotSent(std::move(status));
   return status;
 }
 
-bool IsNoLeaderResponse(const HttpResponse& response) {
-  return response.status >= 500 && response.status < 600 &&
-         ContainsIgnoreCase(response.body, "no cluster leader");
+LeaderFailure LeaderFailureOf(const HttpResponse& response) {
+  return LeaderFailureOfBody(response.status, response.body);
 }
 
 absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail) {

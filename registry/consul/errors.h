@@ -7,7 +7,8 @@
 //   403                              -> PermissionDenied
 //   404 (where absence is an error)  -> NotFound
 //   429, 502, 503, 504               -> Unavailable (retry later / elsewhere)
-//   500 "No cluster leader"          -> Unavailable (the client fails over on it)
+//   5xx of a leader failure (below)  -> Unavailable (the client fails over and retries on it);
+//                                       marked NotSent when nothing was applied
 //   500 'Invalid session "<id>"'     -> FailedPrecondition (the session is gone)
 //   409 from /v1/txn saying "Permission denied" (a rollback for lack of an ACL right)
 //                                    -> PermissionDenied
@@ -31,8 +32,20 @@ namespace registry::consul {
 // trimmed and cut to a few hundred bytes) is quoted.
 absl::Status ErrorFromResponse(const HttpRequest& request, const HttpResponse& response);
 
-// True for a 5xx whose body says the cluster has no leader: another server may answer.
-bool IsNoLeaderResponse(const HttpResponse& response);
+// What a 5xx answer says about the cluster's leader. Consul answers 500 while its servers elect a
+// leader or cannot reach the one they know (a leader killed, restarted, partitioned away):
+enum class LeaderFailure {
+  kNone,  // not a leader failure
+  // Nothing was applied: "No cluster leader", "rpc error getting client: ..." (the server could not
+  // even connect to the leader to forward the request), "node is not the leader", "timed out
+  // enqueuing operation", "leadership transfer in progress", "No known Consul servers".
+  kNotApplied,
+  // Forwarded, then the answer was lost: "rpc error making call: ..." (EOF, stream closed),
+  // "leadership lost while committing log", "raft is already shutdown". A write may have been
+  // applied.
+  kOutcomeUnknown,
+};
+LeaderFailure LeaderFailureOf(const HttpResponse& response);
 
 // DataLoss "consul GET /v1/kv/a: malformed response: <detail>".
 absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail);

@@ -109,20 +109,84 @@ TEST_F(ClientTest, PermissionDeniedDoesNotFailOver) {
   EXPECT_EQ(status.message(), "consul PUT /v1/kv/a: HTTP 403: Permission denied");
 }
 
-TEST_F(ClientTest, EachServerIsTriedAtMostOnceThenTheLastErrorIsReturned) {
-  auto client = MakeClient({.servers = "h1:1,h2:2,h3:3"});
-  EXPECT_CALL(*transport_, Execute(_, _)).Times(3).WillRepeatedly(Return(ConnectionError("down")));
+TEST_F(ClientTest, RoundsOverEveryServerGoOnUntilTheRequestTimeoutThenTheLastErrorIsReturned) {
+  auto client =
+      MakeClient({.servers = "h1:1,h2:2,h3:3", .request_timeout = absl::Milliseconds(300)});
+  std::vector<std::string> servers;
+  EXPECT_CALL(*transport_, Execute(_, _))
+      .WillRepeatedly([&servers](const HttpRequest& request, Canceller*) {
+        servers.push_back(request.server);
+        return absl::StatusOr<HttpResponse>(ConnectionError("down"));
+      });
   absl::Status status = client->KvPut("a", "v").status();
   EXPECT_TRUE(absl::IsUnavailable(status));
   EXPECT_THAT(status.message(), HasSubstr("all 3 servers failed"));
+  // Back-offs start at 50 ms and double: 300 ms leave room for at least two rounds.
+  ASSERT_GE(servers.size(), 6u);
+  for (size_t i = 0; i < servers.size(); ++i) {
+    EXPECT_EQ(servers[i], absl::StrCat("http://h", i % 3 + 1, ":", i % 3 + 1)) << i;
+  }
 }
 
-TEST_F(ClientTest, AllServersLeaderlessIsUnavailable) {
-  auto client = MakeClient({.servers = "h1:1,h2:2"});
+TEST_F(ClientTest, AllServersLeaderlessIsUnavailableOnceTheRequestTimeoutHasPassed) {
+  auto client = MakeClient({.servers = "h1:1,h2:2", .request_timeout = absl::Milliseconds(200)});
   EXPECT_CALL(*transport_, Execute(_, _))
-      .Times(2)
+      .Times(::testing::AtLeast(4))
       .WillRepeatedly(Return(Response(500, "No cluster leader")));
-  EXPECT_TRUE(absl::IsUnavailable(client->KvGet("a").status()));
+  absl::Status status = client->KvGet("a").status();
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  EXPECT_TRUE(IsConnectionError(status)) << status;  // nothing was applied
+}
+
+TEST_F(ClientTest, AWriteThatIsNotReplaySafeRidesThroughALeaderElection) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  InSequence order;
+  // What the followers of a cluster whose leader was killed answer until a new one is elected.
+  const HttpResponse unreachable_leader =
+      Response(500,
+               "rpc error getting client: failed to get conn: dial tcp 10.0.0.1:8300: connect: "
+               "connection refused");
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h1:1"), _))
+      .WillOnce(Return(unreachable_leader));
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h2:2"), _))
+      .WillOnce(Return(Response(500, "No cluster leader")));
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h1:1"), _))
+      .WillOnce(Return(unreachable_leader));
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h2:2"), _))
+      .WillOnce(Return(Response(200, "true")));
+  EXPECT_EQ(client->KvPut("a", "v", {.cas = 7}).value(), true);
+  EXPECT_EQ(client->PreferredServer(), "http://h2:2");
+}
+
+TEST_F(ClientTest, AWriteForwardedToALeaderThatDiedIsAnsweredAsAnUnknownOutcome) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h1:1"), _))
+      .WillOnce(Return(Response(500, "rpc error making call: stream closed")));
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h2:2"), _)).Times(0);
+  absl::Status status = client->KvPut("a", "v", {.cas = 7}).status();
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  EXPECT_TRUE(IsUnknownOutcome(status)) << status;  // its caller reads to learn what happened
+}
+
+TEST_F(ClientTest, AReplaySafeRequestIsSentAgainAfterAForwardWhoseAnswerWasLost) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  InSequence order;
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h1:1"), _))
+      .WillOnce(Return(Response(500, "rpc error making call: EOF")));
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h2:2"), _))
+      .WillOnce(Return(ReadResponse(404, "", 3)));
+  EXPECT_TRUE(client->KvGet("a").ok());
+}
+
+TEST_F(ClientTest, CancellingCutsTheBackOffBetweenRoundsShort) {
+  auto client = MakeClient({.servers = "h1:1", .request_timeout = absl::Seconds(60)});
+  Canceller canceller;
+  EXPECT_CALL(*transport_, Execute(_, _)).WillOnce([&canceller](const HttpRequest&, Canceller*) {
+    canceller.Cancel();  // as Close() would, from another thread, during the back-off
+    return absl::StatusOr<HttpResponse>(ConnectionError("refused"));
+  });
+  absl::Status status = client->KvGet("a", {}, &canceller).status();
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
 }
 
 TEST_F(ClientTest, TheLastGoodServerIsTriedFirstNextTime) {
@@ -211,10 +275,11 @@ TEST_F(ClientTest, ARequestFailingAtTheDeadlineIsDeadlineExceededWithoutFailover
 }
 
 TEST_F(ClientTest, TokenNeverAppearsInErrorMessages) {
-  auto client = MakeClient({.servers = "h1:1", .token = kToken});
+  auto client =
+      MakeClient({.servers = "h1:1", .token = kToken, .request_timeout = absl::Milliseconds(100)});
   EXPECT_CALL(*transport_, Execute(_, _))
       .WillOnce(Return(Response(403, absl::StrCat("ACL not found: ", kToken))))
-      .WillOnce(Return(ConnectionError(absl::StrCat("refused ", kToken))));
+      .WillRepeatedly(Return(ConnectionError(absl::StrCat("refused ", kToken))));
   absl::Status denied = client->KvGet("a").status();
   EXPECT_TRUE(absl::IsPermissionDenied(denied));
   EXPECT_THAT(denied.message(), Not(HasSubstr(kToken)));

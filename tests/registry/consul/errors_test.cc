@@ -31,16 +31,45 @@ TEST(ErrorFromResponseTest, NotFoundIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(ErrorFromResponse(PutA(), Response(404, ""))));
 }
 
-TEST(ErrorFromResponseTest, LeaderlessServerErrorIsUnavailable) {
+TEST(ErrorFromResponseTest, LeaderlessServerErrorIsUnavailableAndNotApplied) {
   HttpResponse response = Response(500, "rpc error making call: No cluster leader");
-  EXPECT_TRUE(IsNoLeaderResponse(response));
-  EXPECT_TRUE(absl::IsUnavailable(ErrorFromResponse(PutA(), response)));
+  EXPECT_EQ(LeaderFailureOf(response), LeaderFailure::kNotApplied);
+  absl::Status status = ErrorFromResponse(PutA(), response);
+  EXPECT_TRUE(absl::IsUnavailable(status));
+  EXPECT_TRUE(IsConnectionError(status));  // nothing was written: safe to send again anywhere
+  EXPECT_FALSE(IsUnknownOutcome(status));
+}
+
+// Answers of a 3-server Consul 1.8.7 cluster whose leader was killed, while the others elect.
+TEST(LeaderFailureOfTest, AFollowerThatCannotReachTheLeaderAppliedNothing) {
+  EXPECT_EQ(LeaderFailureOf(Response(500,
+                                     "rpc error getting client: failed to get conn: dial tcp "
+                                     "127.0.0.1:0->127.0.0.1:21013: connect: connection refused")),
+            LeaderFailure::kNotApplied);
+  EXPECT_EQ(LeaderFailureOf(Response(500, "rpc error making call: timed out enqueuing operation")),
+            LeaderFailure::kNotApplied);
+  EXPECT_EQ(LeaderFailureOf(Response(500, "No known Consul servers")), LeaderFailure::kNotApplied);
+}
+
+TEST(LeaderFailureOfTest, AForwardWhoseAnswerWasLostMayHaveBeenApplied) {
+  for (const char* body : {"rpc error making call: stream closed", "rpc error making call: EOF",
+                           "leadership lost while committing log", "raft is already shutdown"}) {
+    EXPECT_EQ(LeaderFailureOf(Response(500, body)), LeaderFailure::kOutcomeUnknown) << body;
+    absl::Status status = ErrorFromResponse(PutA(), Response(500, body));
+    EXPECT_TRUE(absl::IsUnavailable(status)) << body;
+    EXPECT_TRUE(IsUnknownOutcome(status)) << body;
+  }
+}
+
+TEST(LeaderFailureOfTest, OtherAnswersAreNotLeaderFailures) {
+  EXPECT_EQ(LeaderFailureOf(Response(500, "boom")), LeaderFailure::kNone);
+  EXPECT_EQ(LeaderFailureOf(Response(200, "No cluster leader")), LeaderFailure::kNone);
+  EXPECT_EQ(LeaderFailureOf(Response(409, "rpc error making call")), LeaderFailure::kNone);
 }
 
 TEST(IsUnknownOutcomeTest, AnyServerErrorMayHaveBeenApplied) {
   // A raft apply that timed out on the leader may still be committed.
-  EXPECT_TRUE(IsUnknownOutcome(
-      ErrorFromResponse(PutA(), Response(500, "rpc error making call: timed out enqueuing"))));
+  EXPECT_TRUE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(500, "raft apply: boom"))));
   EXPECT_TRUE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(503, "busy"))));
   EXPECT_TRUE(IsUnknownOutcome(absl::UnavailableError("reply lost")));
 }
@@ -62,7 +91,6 @@ TEST(ErrorFromResponseTest, InvalidSessionIsFailedPrecondition) {
 
 TEST(ErrorFromResponseTest, OtherServerErrorsAreInternalAndOtherClientErrorsFailedPrecondition) {
   EXPECT_TRUE(absl::IsInternal(ErrorFromResponse(PutA(), Response(500, "boom"))));
-  EXPECT_FALSE(IsNoLeaderResponse(Response(500, "boom")));
   EXPECT_TRUE(absl::IsFailedPrecondition(ErrorFromResponse(PutA(), Response(405, "no"))));
   EXPECT_TRUE(absl::IsUnavailable(ErrorFromResponse(PutA(), Response(503, "busy"))));
   EXPECT_TRUE(absl::IsUnavailable(ErrorFromResponse(PutA(), Response(429, "slow down"))));
