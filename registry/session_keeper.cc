@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "registry/consul/backoff.h"
+#include "registry/consul/errors.h"
 #include "registry/consul/session.h"
 #include "registry/monotonic.h"
 #include "registry/status_macros.h"
@@ -87,7 +89,13 @@ absl::Status SessionKeeper::Stop() {
           absl::StrCat("no time left to destroy session ", id, "; it expires by its TTL")));
       continue;
     }
-    status.Update(DestroySessionRpc(id, nullptr, left));
+    absl::Status destroyed = DestroySessionRpc(id, nullptr, left);
+    if (!destroyed.ok()) {
+      status.Update(absl::Status(
+          destroyed.code(),
+          absl::StrCat("session ", id, " not destroyed (it expires by its TTL, ",
+                       absl::FormatDuration(options_.ttl), "): ", destroyed.message())));
+    }
   }
   return status;
 }
@@ -113,10 +121,26 @@ absl::Status SessionKeeper::DestroySessionRpc(const std::string& id, consul::Can
 
 absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const std::string& id) {
   ASSIGN_OR_RETURN(consul::HttpRequest request, consul::BuildSessionRenewRequest(id));
-  // A renewal answered after TTL/2 is too late to matter: fail fast and retry instead.
-  request.timeout = std::clamp(options_.ttl / 2, absl::Milliseconds(100), options_.request_timeout);
+  // Renewal starts TTL/2 after the last success and the session counts as lost a TTL after it:
+  // a quarter of the TTL per call (the client's retries included) leaves room for another call.
+  request.timeout = std::clamp(options_.ttl / 4, absl::Milliseconds(100), options_.request_timeout);
   ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, &canceller_));
   return consul::ParseSessionRenewResponse(request, response);
+}
+
+bool SessionKeeper::SaysLeaderless(const absl::Status& status) {
+  // A server's own answer that nothing was applied for want of a leader (errors.h); a connection
+  // refused says nothing about the cluster, only about the path to it.
+  const std::optional<int> http = consul::HttpStatusOf(status);
+  return consul::IsConnectionError(status) && http.has_value() && *http >= 500;
+}
+
+bool SessionKeeper::ProbeLeaderless() {
+  consul::Canceller probe(
+      &canceller_,
+      absl::Now() + std::clamp(options_.ttl / 10, absl::Milliseconds(100), absl::Seconds(1)));
+  absl::StatusOr<std::string> leader = client_.Leader(&probe);
+  return leader.ok() ? leader->empty() : SaysLeaderless(leader.status());
 }
 
 absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline) {
@@ -203,15 +227,19 @@ void SessionKeeper::PublishLocked(ConnectionState state) {
   events_.push_back(state);
 }
 
-absl::Duration SessionKeeper::BackoffLocked(int failures) {
-  const absl::Duration base =
+absl::Duration SessionKeeper::CreateBackoffLocked(int failures) {
+  const absl::Duration first =
       std::clamp(options_.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
-  const absl::Duration cap = std::clamp(options_.ttl / 4, base, absl::Seconds(10));
-  absl::Duration delay = base;
-  for (int i = 1; i < failures && delay < cap; ++i) delay *= 2;
-  delay = std::min(delay, cap);
-  // Jitter in [delay/2, delay]: instances spread out, and a retry is never immediate.
-  return delay / 2 + absl::Uniform(bitgen_, 0.0, 1.0) * (delay / 2);
+  const absl::Duration max = std::clamp(options_.ttl / 4, first, absl::Seconds(10));
+  return consul::BackoffDelay(first, max, failures, bitgen_);
+}
+
+absl::Duration SessionKeeper::RenewRetryDelayLocked() {
+  // About once a second, as Consul's own client does, so that a renewal retried through a leader
+  // election lands as soon as a new leader serves; a short TTL retries sooner.
+  const absl::Duration every =
+      std::clamp(options_.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
+  return consul::BackoffDelay(every, every, 1, bitgen_);
 }
 
 absl::Time SessionKeeper::NextDueLocked() const {
@@ -306,13 +334,27 @@ void SessionKeeper::RenewLocked() {
     std::fprintf(stderr, "registry: renewing the instance session failed: %s\n",
                  renewed.status().ToString().c_str());
   }
-  const absl::Time now = MonotonicNow();
-  const absl::Time lost_at = last_renewed_ + options_.ttl;
+  absl::Time now = MonotonicNow();
+  if (SaysLeaderless(renewed.status())) last_leaderless_ = sent;
+  if (now >= last_renewed_ + options_.ttl && last_leaderless_ < last_renewed_ + options_.ttl) {
+    // Last chance: is the cluster electing a leader (its followers hold requests until one is
+    // elected, so a renewal times out instead of hearing so)?
+    mu_.Unlock();
+    const bool leaderless = ProbeLeaderless();
+    mu_.Lock();
+    if (stopping_ || session_id_ != id) return;
+    now = MonotonicNow();
+    if (leaderless) last_leaderless_ = now;
+  }
+  // Only a leader expires sessions, and a new leader restarts every session's timer when it
+  // takes over: while the cluster has no leader the session cannot expire, and it lives for a
+  // TTL after the last sign of an election.
+  const absl::Time lost_at = std::max(last_renewed_, last_leaderless_) + options_.ttl;
   if (now >= lost_at) {
     MarkLostLocked(/*maybe_alive=*/true);
     return;
   }
-  next_renew_ = std::min(now + BackoffLocked(renew_failures_), lost_at);
+  next_renew_ = std::min(now + RenewRetryDelayLocked(), lost_at);
 }
 
 void SessionKeeper::MarkLostLocked(bool maybe_alive) {
@@ -346,7 +388,7 @@ void SessionKeeper::RecreateLocked() {
   }
   if (!id.ok()) {
     ++create_failures_;
-    next_create_ = MonotonicNow() + BackoffLocked(create_failures_);
+    next_create_ = MonotonicNow() + CreateBackoffLocked(create_failures_);
     if (create_failures_ == 1) {
       std::fprintf(stderr, "registry: creating the instance session failed: %s\n",
                    id.status().ToString().c_str());

@@ -4,12 +4,14 @@
 //
 //  - The session (Behavior=delete, TTL-only) is created by the first ephemeral write, in the
 //    caller's thread; from then on a background thread renews it every TTL/2.
-//  - A failing renewal makes the state SUSPENDED and is retried with jittered back-off; the
+//  - A failing renewal makes the state SUSPENDED and is retried about once a second; the
 //    session counts as lost when the server answers 404 or no renewal succeeded for a whole TTL
 //    (the server may have expired it; it is then destroyed on a best-effort basis so that the
-//    server agrees). After a loss the thread creates a new session, and a second thread, the
-//    restorer, binds every remembered ephemeral key to it again (LOST, then RECONNECTED once all
-//    are back), up to kMaxKeysPerBatch keys per transaction; renewal, on its own thread, never
+//    server agrees) - a TTL counted from the last sign that the cluster had no leader, if later:
+//    only a leader expires sessions, and a new one restarts their timers. After a loss the
+//    thread creates a new session, and a second thread, the restorer, binds every remembered
+//    ephemeral key to it again (LOST, then RECONNECTED once all are back), up to
+//    kMaxKeysPerBatch keys per transaction; renewal, on its own thread, never
 //    waits for that work or for user writes. A key made by an exclusive write is taken back only
 //    if it is absent or still held by an earlier session of this instance, otherwise forgotten.
 //  - Connection listeners and session observers are called from a third thread, the notifier,
@@ -157,7 +159,14 @@ class SessionKeeper {
   void AdoptSessionLocked(std::string id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishLocked(ConnectionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Duration BackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delay before the next session create after `failures` failed ones.
+  absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True when `status` is a server's answer that the cluster has no reachable leader.
+  static bool SaysLeaderless(const absl::Status& status);
+  // Asks the servers for the leader; true when one answers that there is none. Without mu_.
+  bool ProbeLeaderless();
+  // Delay before a failed renewal is made again.
+  absl::Duration RenewRetryDelayLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets wake_ and wakes the renewal thread (which checks the session at once).
   void WakeRenewerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -184,6 +193,8 @@ class SessionKeeper {
   std::deque<std::string> old_sessions_ ABSL_GUARDED_BY(mu_);  // earlier sessions, newest last
   // Schedules, on MonotonicNow()'s clock (monotonic.h): a wall-clock step changes none of them.
   absl::Time last_renewed_ ABSL_GUARDED_BY(mu_);  // send time of the last successful renewal
+  // When a server last said the cluster had no leader (monotonic); InfinitePast when never.
+  absl::Time last_leaderless_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
   absl::Time next_create_ ABSL_GUARDED_BY(mu_);
   absl::Time next_restore_ ABSL_GUARDED_BY(mu_);

@@ -332,11 +332,18 @@ TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNot
 
 TEST_F(RepositoryEphemeralFaultsTest, FailingRenewalsSuspendAndASurvivingSessionReconnects) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  ConsulRepositoryOptions options = Options();
+  options.session_ttl = absl::Seconds(4);  // room to stop the failures before it is lost
+  std::unique_ptr<Repository> repository = NewRepository(options);
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string session = SessionOf(*repository);
-  server().FailNextRequests(2);  // the next renewals answer 500 "No cluster leader"
+  // Every request answers 500 "No cluster leader" until a renewal call (retries included)
+  // has failed; then the server answers again.
+  server().FailNextRequests(1'000'000);
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected, ConnectionState::kSuspended}))
+      << StatesToString(recorder.states());
+  server().FailNextRequests(0);
   ASSERT_TRUE(recorder.AwaitSequence(
       {ConnectionState::kConnected, ConnectionState::kSuspended, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
