@@ -5,6 +5,7 @@
 // processes' changes, exit codes, timeouts, signal forwarding and lock loss. Each test works in
 // its own namespace, so tests share one dev server.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <memory>
@@ -212,6 +213,29 @@ TEST_F(RegistryctlWatchLockTest, HelpDescribesWatchLockAndTheLockLostExitCode) {
   EXPECT_THAT(help.out, AllOf(HasSubstr("watch KEY"), HasSubstr("--initial"),
                               HasSubstr("lock NAME -- CMD ARGS..."), HasSubstr("--timeout-ms"),
                               HasSubstr("3 the lock was lost")));
+}
+
+// Needs the dev server's fault injection: registered for it only.
+class RegistryctlLockFaultsTest : public RegistryctlWatchLockTest {};
+
+TEST_F(RegistryctlLockFaultsTest, ASucceededCommandStaysSucceededWhenTheServerFailsAtTheEnd) {
+  std::ofstream(config_, std::ios::app) << "    requestTimeoutMilliseconds: 300\n";
+  const std::string fifo = absl::StrCat(ProcessTempDir(), "/", namespace_, ".fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // CMD holds the lock until the test writes a line into the fifo, then succeeds.
+  std::unique_ptr<Subprocess> holder =
+      StartHolder("end", absl::StrCat("echo holding; read line < '", fifo, "'"));
+  ASSERT_NE(holder, nullptr);
+  // From now on the server answers every request 500 "No cluster leader": the unlock and the
+  // session destroy at the end cannot be done.
+  ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/fault/fail?count=1000000000").ok());
+  std::ofstream(fifo) << "go\n";
+  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 0) << holder->err();
+  EXPECT_THAT(holder->err(), AllOf(HasSubstr("warning: unlock end"), HasSubstr("warning: close"),
+                                   HasSubstr("expires by its TTL")));
+  ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/fault/clear").ok());
+  EXPECT_EQ(RunCtl({"lock", "end", "--timeout-ms", "5000", "--", "true"}).exit_code, 0)
+      << "free again once the leftover session expired";
 }
 
 }  // namespace
