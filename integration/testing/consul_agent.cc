@@ -34,7 +34,32 @@ constexpr char kClientRules[] =
     "session_prefix \"\" { policy = \"write\" }\n"
     "node_prefix \"\" { policy = \"read\" }\n";
 
-// `count` distinct loopback ports that were free a moment ago: all bound at once, then closed.
+std::string RandomUuid() {
+  absl::BitGen gen;
+  auto hex = [&gen](int digits) {
+    std::string out;
+    for (int i = 0; i < digits; ++i) out += "0123456789abcdef"[absl::Uniform(gen, 0, 16)];
+    return out;
+  };
+  return absl::StrCat(hex(8), "-", hex(4), "-", hex(4), "-", hex(4), "-", hex(12));
+}
+
+// PUT `path` with `body` as `token`; the parsed JSON reply when it is 200.
+absl::StatusOr<nlohmann::json> PutJson(const std::string& address, const std::string& path,
+                                       const std::string& body, const std::string& token) {
+  absl::StatusOr<HttpReply> reply =
+      HttpCall("PUT", absl::StrCat("http://", address, path), absl::Seconds(5), body, token);
+  if (!reply.ok()) return reply.status();
+  if (reply->status != 200) {
+    return absl::InternalError(absl::StrCat("PUT ", path, ": ", reply->status, " ", reply->body));
+  }
+  nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InternalError(absl::StrCat("PUT ", path, ": not JSON"));
+  return json;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<int>> FreeLoopbackPorts(int count) {
   std::vector<int> fds;
   std::vector<int> ports;
@@ -58,16 +83,6 @@ absl::StatusOr<std::vector<int>> FreeLoopbackPorts(int count) {
   return ports;
 }
 
-std::string RandomUuid() {
-  absl::BitGen gen;
-  auto hex = [&gen](int digits) {
-    std::string out;
-    for (int i = 0; i < digits; ++i) out += "0123456789abcdef"[absl::Uniform(gen, 0, 16)];
-    return out;
-  };
-  return absl::StrCat(hex(8), "-", hex(4), "-", hex(4), "-", hex(4), "-", hex(12));
-}
-
 absl::StatusOr<std::string> MakeTempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string pattern =
@@ -77,22 +92,6 @@ absl::StatusOr<std::string> MakeTempDir() {
   }
   return pattern;
 }
-
-// PUT `path` with `body` as `token`; the parsed JSON reply when it is 200.
-absl::StatusOr<nlohmann::json> PutJson(const std::string& address, const std::string& path,
-                                       const std::string& body, const std::string& token) {
-  absl::StatusOr<HttpReply> reply =
-      HttpCall("PUT", absl::StrCat("http://", address, path), absl::Seconds(5), body, token);
-  if (!reply.ok()) return reply.status();
-  if (reply->status != 200) {
-    return absl::InternalError(absl::StrCat("PUT ", path, ": ", reply->status, " ", reply->body));
-  }
-  nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return absl::InternalError(absl::StrCat("PUT ", path, ": not JSON"));
-  return json;
-}
-
-}  // namespace
 
 std::string ConsulBinary(const std::string& fallback) {
   const char* binary = std::getenv("REGISTRY_TEST_CONSUL_BIN");
@@ -222,8 +221,10 @@ void ConsulAgent::KeepFilesAndPrintLog() {
                LogTail().c_str());
 }
 
-std::string ConsulAgent::LogTail(int lines) const {
-  std::ifstream in(dir_ + "/agent.log");
+std::string ConsulAgent::LogTail(int lines) const { return FileTail(dir_ + "/agent.log", lines); }
+
+std::string FileTail(const std::string& path, int lines) {
+  std::ifstream in(path);
   std::vector<std::string> all;
   for (std::string line; std::getline(in, line);) all.push_back(line);
   const size_t first = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0;

@@ -76,6 +76,15 @@ class ConsulAgent {
   bool keep_files_ = false;
 };
 
+// `count` distinct loopback ports that were free a moment ago: all bound at once, then closed.
+absl::StatusOr<std::vector<int>> FreeLoopbackPorts(int count);
+
+// The last `lines` lines of the file at `path` ("" when it cannot be read).
+std::string FileTail(const std::string& path, int lines);
+
+// A new directory $TMPDIR/registry-consul-XXXXXX (or under /tmp).
+absl::StatusOr<std::string> MakeTempDir();
+
 // The consul binary the tests use: $REGISTRY_TEST_CONSUL_BIN if set, else `fallback`.
 std::string ConsulBinary(const std::string& fallback);
 
