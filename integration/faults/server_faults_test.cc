@@ -1,0 +1,144 @@
+// integration/faults/server_faults_test.cc
+//
+// Faults of a single real Consul server (not -dev: its state is on disk), under the load of
+// cluster_workload.h:
+//  - killed with SIGKILL and restarted on its data dir: afterwards every ephemeral key of a live
+//    instance is back, the watch view equals the store, and no two lock holders overlapped;
+//  - paused (SIGSTOP) for longer than twice the session TTL and resumed: the instance goes
+//    SUSPENDED, then LOST (it cannot know the session survived), then RECONNECTED with a new
+//    session that holds its ephemeral key again; a held lock is reported lost; nothing hangs.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "integration/faults/cluster_workload.h"
+#include "integration/testing/consul_agent.h"
+#include "integration/testing/consul_cluster.h"
+#include "lock/lock_manager.h"
+#include "registry/consul_repository.h"
+
+namespace registry::faults {
+namespace {
+
+using integration::ConsulCluster;
+
+std::unique_ptr<ConsulCluster> StartSingleServer() {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster = ConsulCluster::Start(
+      {.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 1});
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return cluster.ok() ? *std::move(cluster) : nullptr;
+}
+
+TEST(ServerCrashTest, KilledAndRestartedServerLosesNoEphemeralKeyNorWatchStateNorLockSafety) {
+  std::unique_ptr<ConsulCluster> server = StartSingleServer();
+  ASSERT_NE(server, nullptr);
+  absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
+      ClusterWorkload::Start(server->server_list(), 3, absl::Seconds(10));
+  ASSERT_TRUE(load.ok()) << load.status();
+  absl::SleepFor(absl::Seconds(2));  // load before the crash
+  const absl::Time killed = absl::Now();
+  server->Kill(0);
+  ASSERT_TRUE(server->Restart(0).ok());
+  ASSERT_TRUE(server->AwaitServing(0, absl::Seconds(60)).ok());
+  const absl::Duration down = absl::Now() - killed;
+  absl::SleepFor(absl::Seconds(3));  // load after it
+  (*load)->Stop();
+
+  absl::StatusOr<absl::Duration> converged = (*load)->AwaitWatchConverged(absl::Seconds(30));
+  absl::Status ephemeral = (*load)->CheckEphemeralKeys();
+  WorkloadCounts& counts = (*load)->counts();
+  const std::string report = counts.Report();
+  std::printf("server down for %s\n%s\nwatch converged after %s\n",
+              absl::FormatDuration(down).c_str(), report.c_str(),
+              converged.ok() ? absl::FormatDuration(*converged).c_str() : "never");
+  EXPECT_TRUE(ephemeral.ok()) << ephemeral;
+  EXPECT_TRUE(converged.ok()) << converged.status();
+  EXPECT_EQ(counts.overlaps, 0) << report;
+  EXPECT_EQ(counts.stale_reads, 0) << report;
+  EXPECT_GT(counts.writes, 0) << report;
+  if (::testing::Test::HasFailure()) server->KeepFilesAndPrintLogs();
+}
+
+// Records connection states and waits for sequences of them.
+class States {
+ public:
+  Repository::ConnectionListener Listener() {
+    return [this](ConnectionState state) {
+      absl::MutexLock lock(&mu_);
+      states_.push_back(state);
+    };
+  }
+  bool AwaitSubsequence(const std::vector<ConnectionState>& expected, absl::Duration timeout) {
+    auto found = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      size_t next = 0;
+      for (ConnectionState state : states_) {
+        if (next < expected.size() && state == expected[next]) ++next;
+      }
+      return next == expected.size();
+    };
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(absl::Condition(&found), timeout);
+  }
+  std::string ToString() {
+    absl::MutexLock lock(&mu_);
+    std::string text;
+    for (ConnectionState state : states_) absl::StrAppend(&text, ConnectionStateName(state), " ");
+    return text;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<ConnectionState> states_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheLockLost) {
+  std::unique_ptr<ConsulCluster> server = StartSingleServer();
+  ASSERT_NE(server, nullptr);
+  ConsulRepositoryOptions options;
+  options.client.servers = server->server_list();
+  options.client.request_timeout = absl::Seconds(1);
+  options.namespace_name = "pause";
+  options.session_ttl = absl::Seconds(2);
+  options.session_lock_delay = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  States states;  // outlives the repository that calls it
+  (*repository)->AddConnectionListener(states.Listener());
+  ASSERT_TRUE((*repository)->PersistEphemeral("/online/me", "up").ok());
+  absl::StatusOr<std::unique_ptr<lock::LockManager>> locks = lock::NewLockManager(**repository);
+  ASSERT_TRUE(locks.ok()) << locks.status();
+  absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock = (*locks)->GetLock("held");
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  absl::Notification lost;
+  (*lock)->AddLostListener([&lost](const std::string&, const absl::Status&) { lost.Notify(); });
+  ASSERT_TRUE((*lock)->Lock().ok());
+
+  server->Pause(0);
+  EXPECT_TRUE(states.AwaitSubsequence({ConnectionState::kSuspended, ConnectionState::kLost},
+                                      absl::Seconds(20)))
+      << states.ToString();
+  EXPECT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::SleepFor(absl::Seconds(2));  // paused for more than 2 x TTL in all
+  server->Resume(0);
+  EXPECT_TRUE(states.AwaitSubsequence(
+      {ConnectionState::kSuspended, ConnectionState::kLost, ConnectionState::kReconnected},
+      absl::Seconds(30)))
+      << states.ToString();
+  absl::StatusOr<std::optional<std::string>> online = (*repository)->Get("/online/me");
+  ASSERT_TRUE(online.ok()) << online.status();
+  EXPECT_EQ(*online, "up") << "restored under the new session";
+  EXPECT_TRUE((*lock)->Unlock().ok());  // a lost hold ends locally
+  const absl::Time closing = absl::Now();
+  lock->reset();
+  locks->reset();
+  EXPECT_TRUE((*repository)->Close().ok());
+  EXPECT_LT(absl::Now() - closing, absl::Seconds(5)) << "close must not hang";
+}
+
+}  // namespace
+}  // namespace registry::faults
