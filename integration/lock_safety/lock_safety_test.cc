@@ -1,14 +1,16 @@
 // integration/lock_safety/lock_safety_test.cc
 //
 // The lock-safety harness: 8 `registryctl lock` processes x 15 iterations contend for one lock
-// on a consul-dev-server process while faults are injected over its /v1/_dev/ endpoints
+// while faults happen: on a consul-dev-server process, injected over its /v1/_dev/ endpoints
 // (latency, bursts of 500s, dropped connections, every connection dropped, and forced expiry of
-// the lock holder's session). Each critical section (critical_section.sh) increments a counter
-// non-atomically with `registryctl get` / `registryctl put` and logs its steps with timestamps;
-// section_log.h turns the evidence into the checks. The numbers are printed at the end.
-// The section_log tests below pin the checks themselves on hand-made evidence.
+// the lock holder's session); on a real Consul server, killed and restarted every few seconds. Each
+// critical section (critical_section.sh) increments a counter non-atomically with `registryctl get`
+// / `registryctl put` and logs its steps with timestamps; section_log.h turns the evidence into the
+// checks. The numbers are printed at the end. The section_log tests below pin the checks themselves
+// on hand-made evidence.
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +29,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/lock_safety/section_log.h"
+#include "integration/testing/consul_agent.h"
+#include "integration/testing/consul_cluster.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/subprocess.h"
 
@@ -48,6 +52,8 @@ constexpr char kLongPause[] = "0.35";
 constexpr char kShortPause[] = "0.005";
 constexpr char kNoPause[] = "0";
 const absl::Duration kExpireAfter = absl::Milliseconds(250);  // into a long section
+// Pause between two crashes of a real server (each costs it a couple of seconds).
+const absl::Duration kCrashEvery = absl::Seconds(4);
 
 struct FaultCounts {
   int latency = 0;
@@ -134,10 +140,18 @@ FaultCounts InjectFaults(const std::string& address, const std::string& log,
   return counts;
 }
 
-TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncrement) {
-  absl::StatusOr<DevServerProcess> server =
-      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
-  ASSERT_TRUE(server.ok()) << server.status();
+// What one harness run saw.
+struct HarnessOutcome {
+  int succeeded = 0;
+  int lost = 0;
+};
+
+// Runs kWorkers x kIterations `registryctl lock` processes against the server at `address`
+// while `inject_faults` runs on another thread until its Notification is notified (it returns a
+// summary for the report), then checks the evidence: no overlap of holders unless the earlier
+// one was told of its loss first, and a counter that lost no increment. `label` names the run.
+HarnessOutcome RunHarness(const std::string& label, const std::string& address,
+                          const std::function<std::string(absl::Notification&)>& inject_faults) {
   const std::string dir = ProcessTempDir();
   const std::string log = absl::StrCat(dir, "/lock_safety.log");
   const std::string config = absl::StrCat(dir, "/lock_safety.yaml");
@@ -145,7 +159,7 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
   // Lock-delay (500 ms) is Consul's guard against a holder that has not yet noticed its loss:
   // after a session expiry nobody acquires the lock for that long.
   std::ofstream(config) << "repository:\n  type: Consul\n  props:\n    namespace: " << kNamespace
-                        << "\n    server-lists: " << server->address
+                        << "\n    server-lists: " << address
                         << "\n    timeToLiveSeconds: 2\n    sessionLockDelayMilliseconds: 500\n"
                            "    lockRetryMilliseconds: 50\n    blockQueryTimeMilliseconds: 2000\n"
                            "    requestTimeoutMilliseconds: 3000\n"
@@ -154,15 +168,18 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
     args.insert(args.begin(), {REGISTRYCTL_BIN, "--config=" + config});
     return RunProcess(args);
   };
-  ASSERT_EQ(ctl({"put", "/safety/counter", "0"}).exit_code, 0);
+  HarnessOutcome outcome;
+  RunResult initial = ctl({"put", "/safety/counter", "0"});
+  EXPECT_EQ(initial.exit_code, 0) << initial.err;
+  if (initial.exit_code != 0) return outcome;
 
   absl::Mutex mu;
   std::map<std::string, Section> sections;  // by tag
   std::vector<std::string> other_messages;  // what iterations that did not succeed printed
   absl::Notification done;
-  FaultCounts faults;
+  std::string faults;
   const absl::Time start = absl::Now();
-  std::thread injector([&] { faults = InjectFaults(server->address, log, done); });
+  std::thread injector([&] { faults = inject_faults(done); });
   std::vector<std::thread> workers;
   for (int w = 0; w < kWorkers; ++w) {
     workers.emplace_back([&, w] {
@@ -196,11 +213,13 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
   std::stringstream text;
   text << in.rdbuf();
   const absl::Status log_status = ApplyLog(text.str(), &sections);
-  ASSERT_TRUE(log_status.ok()) << log_status;
+  EXPECT_TRUE(log_status.ok()) << log_status;
+  if (!log_status.ok()) return outcome;
   std::vector<Section> all;
   for (auto& [tag, s] : sections) all.push_back(s);
   RunResult final_read = ctl({"get", "/safety/counter"});
-  ASSERT_EQ(final_read.exit_code, 0) << final_read.err;
+  EXPECT_EQ(final_read.exit_code, 0) << final_read.err;
+  if (final_read.exit_code != 0) return outcome;
   const int64_t final_counter = std::stoll(final_read.out);
 
   int succeeded = 0, lost = 0, lost_after_writing = 0, timed_out = 0, failed = 0, ran = 0;
@@ -237,25 +256,59 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
     EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
   }
   EXPECT_GE(succeeded, kWorkers * kIterations / 2) << "the faults should not stop most work";
-  EXPECT_GE(faults.expiries, 1);
-  EXPECT_GE(lost, 1) << "an expired session during a long section must be reported lost";
 
   std::printf(
-      "lock_safety: %d iterations (%d processes x %d) in %.1f s: %d succeeded, %d lost (%d of "
+      "lock_safety (%s): %d iterations (%d processes x %d) in %.1f s: %d succeeded, %d lost (%d of "
       "them after writing), %d timed out, %d failed otherwise; %d sections ran; counter %lld "
-      "(%d writes + %d of unknown outcome; bounds [%lld, %lld]); faults: %d latency spells, %d "
-      "500-bursts, %d drop bursts, %d drop-alls, %d holder sessions expired; overlaps %zu (max "
+      "(%d writes + %d of unknown outcome; bounds [%lld, %lld]); faults: %s; overlaps %zu (max "
       "%.3f ms)\n",
-      kWorkers * kIterations, kWorkers, kIterations, absl::ToDoubleSeconds(elapsed), succeeded,
-      lost, lost_after_writing, timed_out, failed, ran, static_cast<long long>(final_counter),
-      counter.writes, counter.unknown_writes, static_cast<long long>(counter.min_final),
-      static_cast<long long>(counter.max_final), faults.latency, faults.fail_bursts, faults.drops,
-      faults.drop_alls, faults.expiries, overlaps.size(), max_overlap_ns / 1e6);
+      label.c_str(), kWorkers * kIterations, kWorkers, kIterations, absl::ToDoubleSeconds(elapsed),
+      succeeded, lost, lost_after_writing, timed_out, failed, ran,
+      static_cast<long long>(final_counter), counter.writes, counter.unknown_writes,
+      static_cast<long long>(counter.min_final), static_cast<long long>(counter.max_final),
+      faults.c_str(), overlaps.size(), max_overlap_ns / 1e6);
   for (const std::string& message : other_messages) std::printf("  %s", message.c_str());
-  RecordProperty("succeeded", succeeded);
-  RecordProperty("lost", lost);
-  RecordProperty("final_counter", static_cast<int>(final_counter));
-  RecordProperty("overlaps", static_cast<int>(overlaps.size()));
+  ::testing::Test::RecordProperty("succeeded", succeeded);
+  ::testing::Test::RecordProperty("lost", lost);
+  ::testing::Test::RecordProperty("final_counter", static_cast<int>(final_counter));
+  ::testing::Test::RecordProperty("overlaps", static_cast<int>(overlaps.size()));
+  outcome.succeeded = succeeded;
+  outcome.lost = lost;
+  return outcome;
+}
+
+TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncrement) {
+  absl::StatusOr<DevServerProcess> server =
+      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  FaultCounts faults;
+  const HarnessOutcome outcome =
+      RunHarness("dev server faults", server->address, [&](absl::Notification& done) {
+        faults = InjectFaults(server->address, ProcessTempDir() + "/lock_safety.log", done);
+        return absl::StrCat(faults.latency, " latency spells, ", faults.fail_bursts,
+                            " 500-bursts, ", faults.drops, " drop bursts, ", faults.drop_alls,
+                            " drop-alls, ", faults.expiries, " holder sessions expired");
+      });
+  EXPECT_GE(faults.expiries, 1);
+  EXPECT_GE(outcome.lost, 1) << "an expired session during a long section must be reported lost";
+}
+
+TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
+      ConsulCluster::Start({.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  RunHarness("a real Consul server killed and restarted", (*server)->server_list(),
+             [&](absl::Notification& done) {
+               int crashes = 0;
+               while (!done.WaitForNotificationWithTimeout(kCrashEvery)) {
+                 (*server)->Kill(0);
+                 EXPECT_TRUE((*server)->Restart(0).ok());
+                 EXPECT_TRUE((*server)->AwaitServing(0, absl::Seconds(60)).ok());
+                 ++crashes;
+               }
+               return absl::StrCat(crashes, " SIGKILL + restarts of the server");
+             });
+  if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
 }
 
 // ---- The checks, on hand-made evidence. ----
