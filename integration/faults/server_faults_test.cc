@@ -19,6 +19,7 @@
 #include "integration/faults/cluster_workload.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
+#include "integration/testing/state_recorder.h"
 #include "lock/lock_manager.h"
 #include "registry/consul_repository.h"
 
@@ -64,38 +65,6 @@ TEST(ServerCrashTest, KilledAndRestartedServerLosesNoEphemeralKeyNorWatchStateNo
   if (::testing::Test::HasFailure()) server->KeepFilesAndPrintLogs();
 }
 
-// Records connection states and waits for sequences of them.
-class States {
- public:
-  Repository::ConnectionListener Listener() {
-    return [this](ConnectionState state) {
-      absl::MutexLock lock(&mu_);
-      states_.push_back(state);
-    };
-  }
-  bool AwaitSubsequence(const std::vector<ConnectionState>& expected, absl::Duration timeout) {
-    auto found = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      size_t next = 0;
-      for (ConnectionState state : states_) {
-        if (next < expected.size() && state == expected[next]) ++next;
-      }
-      return next == expected.size();
-    };
-    absl::MutexLock lock(&mu_);
-    return mu_.AwaitWithTimeout(absl::Condition(&found), timeout);
-  }
-  std::string ToString() {
-    absl::MutexLock lock(&mu_);
-    std::string text;
-    for (ConnectionState state : states_) absl::StrAppend(&text, ConnectionStateName(state), " ");
-    return text;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<ConnectionState> states_ ABSL_GUARDED_BY(mu_);
-};
-
 TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheLockLost) {
   std::unique_ptr<ConsulCluster> server = StartSingleServer();
   ASSERT_NE(server, nullptr);
@@ -107,7 +76,7 @@ TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheL
   options.session_lock_delay = absl::ZeroDuration();
   absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
-  States states;  // outlives the repository that calls it
+  testing::StateRecorder states;  // outlives the repository that calls it
   (*repository)->AddConnectionListener(states.Listener());
   ASSERT_TRUE((*repository)->PersistEphemeral("/online/me", "up").ok());
   absl::StatusOr<std::unique_ptr<lock::LockManager>> locks = lock::NewLockManager(**repository);
@@ -119,16 +88,16 @@ TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheL
   ASSERT_TRUE((*lock)->Lock().ok());
 
   server->Pause(0);
-  EXPECT_TRUE(states.AwaitSubsequence({ConnectionState::kSuspended, ConnectionState::kLost},
-                                      absl::Seconds(20)))
-      << states.ToString();
+  EXPECT_TRUE(states.AwaitSequence({ConnectionState::kSuspended, ConnectionState::kLost},
+                                   absl::Seconds(20)))
+      << testing::StatesToString(states.states());
   EXPECT_TRUE(lost.WaitForNotificationWithTimeout(absl::Seconds(10)));
   absl::SleepFor(absl::Seconds(2));  // paused for more than 2 x TTL in all
   server->Resume(0);
-  EXPECT_TRUE(states.AwaitSubsequence(
+  EXPECT_TRUE(states.AwaitSequence(
       {ConnectionState::kSuspended, ConnectionState::kLost, ConnectionState::kReconnected},
       absl::Seconds(30)))
-      << states.ToString();
+      << testing::StatesToString(states.states());
   absl::StatusOr<std::optional<std::string>> online = (*repository)->Get("/online/me");
   ASSERT_TRUE(online.ok()) << online.status();
   EXPECT_EQ(*online, "up") << "restored under the new session";

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/server_test.h"
+#include "integration/testing/state_recorder.h"
 #include "registry/consul/client.h"
 #include "registry/consul_repository.h"
 #include "registry/repository.h"
@@ -36,23 +37,6 @@ class RepositoryTest : public ServerTest {
   // Ids of every session the server knows.
   std::vector<std::string> SessionIds();
 };
-
-// Records connection states; Await* wait with a deadline instead of sleeping.
-class StateRecorder {
- public:
-  Repository::ConnectionListener Listener();
-  // Waits until `expected` occurs, in order, as a subsequence of the recorded states.
-  bool AwaitSequence(const std::vector<ConnectionState>& expected,
-                     absl::Duration timeout = kPatience);
-  std::vector<ConnectionState> states();
-
- private:
-  absl::Mutex mu_;
-  std::vector<ConnectionState> states_ ABSL_GUARDED_BY(mu_);
-};
-
-// Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
-std::string StatesToString(const std::vector<ConnectionState>& states);
 
 }  // namespace registry::testing
 
