@@ -217,7 +217,8 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
     if (absl::Now() >= deadline) return std::optional<RemoteHold>();
 
     // Refused: held by another session (wait for a change) or under lock-delay (retry later).
-    absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, {}, canceller);
+    absl::StatusOr<consul::KvGetResult> read =
+        client.KvGet(key_, consul::ConsistentRead(), canceller);
     if (!read.ok()) {
       if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
         return finish(give_up);
@@ -264,7 +265,7 @@ absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
       // tier 1 is still this thread's, so no later hold of this process can own it yet.
       reread = true;
       absl::StatusOr<consul::KvGetResult> read =
-          core_->client().KvGet(key_, {}, core_->canceller());
+          core_->client().KvGet(key_, consul::ConsistentRead(), core_->canceller());
       if (read.ok() && read->entry.has_value() && read->entry->session == hold.session) {
         current.index = read->entry->modify_index;
         continue;
@@ -290,7 +291,8 @@ void DistributedLock::ReleaseAfterUnknownAcquire(const std::string& session) {
   // A cut acquire may still be applied after the first look, hence a second one. Best effort:
   // if this fails too, the key goes when the session does.
   for (int look = 0; look < 2; ++look) {
-    absl::StatusOr<consul::KvGetResult> read = core_->client().KvGet(key_, {}, core_->canceller());
+    absl::StatusOr<consul::KvGetResult> read =
+        core_->client().KvGet(key_, consul::ConsistentRead(), core_->canceller());
     if (!read.ok()) return;
     if (read->entry.has_value() && read->entry->session == session) {
       FencedRelease(RemoteHold{session, read->entry->modify_index}).IgnoreError();

@@ -84,7 +84,7 @@ class ConsulRepository final : public Repository {
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override {
     RETURN_IF_ERROR(Check("Get", key, RootKey::kRejected));
     absl::StatusOr<consul::KvGetRawResult> result =
-        client_->KvGetRaw(space_.ConsulKey(key), {}, &canceller_);
+        client_->KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
     if (!result.ok()) return Failed("Get", key, result.status());
     return std::move(result->value);
   }
@@ -92,7 +92,8 @@ class ConsulRepository final : public Repository {
   absl::StatusOr<std::vector<std::string>> GetChildrenKeys(absl::string_view key) override {
     RETURN_IF_ERROR(Check("GetChildrenKeys", key, RootKey::kAllowed));
     const std::string prefix = space_.TreePrefix(key);
-    absl::StatusOr<consul::KvKeysResult> result = client_->KvKeys(prefix, "/", {}, &canceller_);
+    absl::StatusOr<consul::KvKeysResult> result =
+        client_->KvKeys(prefix, "/", consul::ConsistentRead(), &canceller_);
     if (!result.ok()) return Failed("GetChildrenKeys", key, result.status());
     return ChildNames(prefix, result->keys);
   }
@@ -100,7 +101,7 @@ class ConsulRepository final : public Repository {
   absl::StatusOr<bool> IsExisted(absl::string_view key) override {
     RETURN_IF_ERROR(Check("IsExisted", key, RootKey::kRejected));
     absl::StatusOr<consul::KvGetRawResult> result =
-        client_->KvGetRaw(space_.ConsulKey(key), {}, &canceller_);
+        client_->KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
     if (!result.ok()) return Failed("IsExisted", key, result.status());
     return result->value.has_value();
   }
@@ -262,7 +263,8 @@ class ConsulRepository final : public Repository {
                           absl::string_view value) {
     consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
     for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-      ASSIGN_OR_RETURN(consul::KvGetResult current, client_->KvGet(consul_key, {}, &canceller_));
+      ASSIGN_OR_RETURN(consul::KvGetResult current,
+                       client_->KvGet(consul_key, consul::ConsistentRead(), &canceller_));
       bool written;
       if (current.entry.has_value() && !current.entry->session.empty()) {
         const std::vector<consul::TxnOp> ops = {
@@ -293,7 +295,8 @@ class ConsulRepository final : public Repository {
                          absl::string_view value) {
     consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
     for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-      ASSIGN_OR_RETURN(consul::KvGetResult current, client_->KvGet(consul_key, {}, &canceller_));
+      ASSIGN_OR_RETURN(consul::KvGetResult current,
+                       client_->KvGet(consul_key, consul::ConsistentRead(), &canceller_));
       if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");
       consul::KvPutOptions put;
       put.cas = current.entry->modify_index;

@@ -54,7 +54,8 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
   if (TxnErrorSays(result, "lock delay")) {
     // A lock-delay check runs before the existence check, so it says nothing about existence:
     // an existing key is a definite "no" without waiting the delay out.
-    ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(key, {}, canceller));
+    ASSIGN_OR_RETURN(consul::KvGetResult current,
+                     client.KvGet(key, consul::ConsistentRead(), canceller));
     return current.entry.has_value() ? BindOutcome::kExists : BindOutcome::kLockDelay;
   }
   if (TxnErrorSays(result, "already held")) return BindOutcome::kExists;
@@ -95,7 +96,8 @@ absl::StatusOr<BindOutcome> ResolveUnknownOutcome(consul::Client& client,
                                                   absl::string_view value,
                                                   absl::string_view session, bool held_before,
                                                   consul::Canceller* canceller) {
-  ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(consul_key, {}, canceller));
+  ASSIGN_OR_RETURN(consul::KvGetResult current,
+                   client.KvGet(consul_key, consul::ConsistentRead(), canceller));
   const bool bound = current.entry.has_value() && current.entry->session == session &&
                      current.entry->value == value;
   if (!bound) return BindOutcome::kChanged;
@@ -105,7 +107,8 @@ absl::StatusOr<BindOutcome> ResolveUnknownOutcome(consul::Client& client,
 absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindRequest& request,
                                         consul::Canceller* canceller) {
   const std::string& key = request.consul_key;
-  ASSIGN_OR_RETURN(consul::KvGetResult current, client.KvGet(key, {}, canceller));
+  ASSIGN_OR_RETURN(consul::KvGetResult current,
+                   client.KvGet(key, consul::ConsistentRead(), canceller));
   std::vector<TxnOp> ops;
   if (!current.entry.has_value()) {
     ops.push_back(TxnOp::CheckNotExists(key));
