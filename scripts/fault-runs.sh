@@ -19,7 +19,7 @@ for run in $(seq 1 "$runs"); do
   REGISTRY_FAULT_KILLS=6 REGISTRY_FAULT_KILL_EVERY_SECONDS=20 \
     "$build/bin/cluster_faults_test" >"$log" 2>&1 || status=$?
   # The figures, without the agents' logs (printed only when a run fails).
-  grep -E 'leader kills|server down|writes |watch converged|an election took|OK \]|FAILED|Failure' \
+  grep -E 'leader kills|server down|writes |^  20|watch converged|an election took|OK \]|FAILED|Failure' \
     "$log" || true
   if [ "$status" -ne 0 ]; then
     echo "fault-runs: run $run failed; its whole output:"

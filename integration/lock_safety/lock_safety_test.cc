@@ -31,6 +31,7 @@
 #include "integration/lock_safety/section_log.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
+#include "integration/testing/delay_proxy.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/subprocess.h"
 
@@ -307,6 +308,38 @@ TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {
                  ++crashes;
                }
                return absl::StrCat(crashes, " SIGKILL + restarts of the server");
+             });
+  if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
+}
+
+TEST(LockSafetyTest, EightProcessesThroughAVaryingDelayToARealServerNeverShareTheLock) {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
+      ConsulCluster::Start({.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string target = (*server)->address(0);
+  absl::StatusOr<std::unique_ptr<DelayProxy>> proxy =
+      DelayProxy::Start(std::stoi(target.substr(target.rfind(':') + 1)));
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  RunHarness("a real Consul server behind a varying delay", (*proxy)->address(),
+             [&](absl::Notification& done) {
+               // One-way delays and how long each lasts. The last two make renewals (TTL/4 = 500
+               // ms each) time out, so sessions are suspended and some lost; a longer delay would
+               // only make Consul unreachable for longer than the locks wait (a TTL).
+               const std::pair<absl::Duration, absl::Duration> schedule[] = {
+                   {absl::Milliseconds(10), absl::Seconds(2)},
+                   {absl::Milliseconds(50), absl::Seconds(2)},
+                   {absl::Milliseconds(300), absl::Seconds(1)},
+                   {absl::Milliseconds(700), absl::Seconds(1)},
+               };
+               int spells = 0;
+               for (int step = 0;; ++step) {
+                 const auto& [delay, lasting] = schedule[step % 4];
+                 (*proxy)->set_delay(delay);
+                 if (done.WaitForNotificationWithTimeout(lasting)) break;
+                 ++spells;
+               }
+               (*proxy)->set_delay(absl::ZeroDuration());
+               return absl::StrCat(spells, " delay spells of 10 ms to 700 ms each way");
              });
   if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
 }
