@@ -151,8 +151,16 @@ struct HarnessOutcome {
 // while `inject_faults` runs on another thread until its Notification is notified (it returns a
 // summary for the report), then checks the evidence: no overlap of holders unless the earlier
 // one was told of its loss first, and a counter that lost no increment. `label` names the run.
+// Session TTL and request timeout of the workers: short by default, so that faults lose
+// sessions quickly; a run that must ride through outages longer than that sets longer ones.
+struct HarnessTimes {
+  int ttl_seconds = 2;
+  int request_timeout_ms = 3000;
+};
+
 HarnessOutcome RunHarness(const std::string& label, const std::string& address,
-                          const std::function<std::string(absl::Notification&)>& inject_faults) {
+                          const std::function<std::string(absl::Notification&)>& inject_faults,
+                          HarnessTimes times = {}) {
   const std::string dir = ProcessTempDir();
   const std::string log = absl::StrCat(dir, "/lock_safety.log");
   const std::string config = absl::StrCat(dir, "/lock_safety.yaml");
@@ -161,10 +169,11 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
   // after a session expiry nobody acquires the lock for that long.
   std::ofstream(config) << "repository:\n  type: Consul\n  props:\n    namespace: " << kNamespace
                         << "\n    server-lists: " << address
-                        << "\n    timeToLiveSeconds: 2\n    sessionLockDelayMilliseconds: 500\n"
+                        << "\n    timeToLiveSeconds: " << times.ttl_seconds
+                        << "\n    sessionLockDelayMilliseconds: 500\n"
                            "    lockRetryMilliseconds: 50\n    blockQueryTimeMilliseconds: 2000\n"
-                           "    requestTimeoutMilliseconds: 3000\n"
-                           "    connectTimeoutMilliseconds: 1000\n";
+                           "    requestTimeoutMilliseconds: "
+                        << times.request_timeout_ms << "\n    connectTimeoutMilliseconds: 1000\n";
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {REGISTRYCTL_BIN, "--config=" + config});
     return RunProcess(args);
@@ -310,6 +319,34 @@ TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {
                return absl::StrCat(crashes, " SIGKILL + restarts of the server");
              });
   if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
+}
+
+TEST(LockSafetyTest, EightProcessesAcrossLeaderKillsOfARealClusterNeverShareTheLock) {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster =
+      ConsulCluster::Start({.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 3});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const HarnessOutcome outcome = RunHarness(
+      "the leader of a real 3-server cluster killed and restarted", (*cluster)->server_list(),
+      [&](absl::Notification& done) {
+        int kills = 0;
+        while (!done.WaitForNotificationWithTimeout(kCrashEvery)) {
+          absl::StatusOr<int> leader = (*cluster)->AwaitLeader(absl::Seconds(30));
+          if (!leader.ok()) continue;
+          (*cluster)->Kill(*leader);
+          EXPECT_TRUE((*cluster)->AwaitLeader(absl::Seconds(60), *leader).ok());
+          EXPECT_TRUE((*cluster)->Restart(*leader).ok());
+          EXPECT_TRUE((*cluster)->AwaitServing(*leader, absl::Seconds(60)).ok());
+          ++kills;
+        }
+        return absl::StrCat(kills, " leaders killed");
+      },
+      // A lock waits at most a TTL for Consul and a call retries for its request
+      // timeout: both longer than an election (about 3 s), as in production (30 s and
+      // 10 s by default).
+      HarnessTimes{.ttl_seconds = 10, .request_timeout_ms = 10000});
+  // Every election is shorter than both: no iteration may fail.
+  EXPECT_EQ(outcome.succeeded, kWorkers * kIterations);
+  if (::testing::Test::HasFailure()) (*cluster)->KeepFilesAndPrintLogs();
 }
 
 TEST(LockSafetyTest, EightProcessesThroughAVaryingDelayToARealServerNeverShareTheLock) {
