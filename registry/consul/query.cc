@@ -1,5 +1,7 @@
 #include "registry/consul/query.h"
 
+#include <limits>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -71,12 +73,13 @@ absl::StatusOr<QueryMeta> ParseQueryMeta(const HttpRequest& request, const HttpR
   }
   if (const std::string* contact = response.FindHeader("X-Consul-LastContact")) {
     uint64_t ms = 0;
-    if (!ParseUint64(*contact, &ms)) {
+    // Beyond int64 it would wrap into a negative duration.
+    if (!ParseUint64(*contact, &ms) || ms > uint64_t{std::numeric_limits<int64_t>::max()}) {
       return MalformedResponse(request,
                                absl::StrCat("X-Consul-LastContact '", absl::CHexEscape(*contact),
-                                            "' is not an unsigned integer"));
+                                            "' is not an unsigned integer of milliseconds"));
     }
-    meta.last_contact = absl::Milliseconds(ms);
+    meta.last_contact = absl::Milliseconds(static_cast<int64_t>(ms));
   }
   return meta;
 }

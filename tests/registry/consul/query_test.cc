@@ -135,6 +135,15 @@ TEST(ParseQueryMetaTest, MalformedLastContactIsDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(meta.status()));
 }
 
+// Found by consul_response_fuzzer: 2^63 ms wrapped into a negative duration.
+TEST(ParseQueryMetaTest, LastContactBeyondWhatADurationHoldsIsDataLoss) {
+  absl::StatusOr<QueryMeta> meta = ParseQueryMeta(
+      KvRequest(),
+      Response(200, "[]",
+               {{"X-Consul-Index", "3"}, {"X-Consul-LastContact", "9223372036854775808"}}));
+  EXPECT_TRUE(absl::IsDataLoss(meta.status())) << meta.status();
+}
+
 TEST(IndexTrackerTest, StartsAtZeroSoTheFirstReadIsPlain) {
   IndexTracker tracker;
   EXPECT_EQ(tracker.next_index(), 0u);
