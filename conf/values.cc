@@ -225,7 +225,14 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   std::string content;
   char buffer[4096];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) content.append(buffer, n);
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) {
+    content.append(buffer, n);
+    // A device such as /dev/zero, or a wrong path to a huge file, must not take the memory.
+    if (content.size() > kMaxTextFileBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("is larger than ", kMaxTextFileBytes / (1024 * 1024), " MiB"));
+    }
+  }
   if (std::ferror(file.get())) return fail(errno);
   return content;
 }

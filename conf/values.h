@@ -10,6 +10,7 @@
 #ifndef REGISTRY_CONF_VALUES_H_
 #define REGISTRY_CONF_VALUES_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,13 @@ absl::Status ValidateNamespace(absl::string_view text);
 // without whitespace. The message ("is empty", "contains ...") never contains the token.
 absl::Status ValidateToken(absl::string_view token);
 
+// The largest file ReadTextFile reads (a YAML, a token, a CA bundle are far smaller).
+inline constexpr size_t kMaxTextFileBytes = 4 * 1024 * 1024;
+
 // Returns the whole content of the file at `path`. Errors: NotFound if it does not exist,
-// PermissionDenied if it may not be read, InvalidArgument otherwise (e.g. a directory). The
-// message is "cannot be read: <system's reason>"; the caller names the file.
+// PermissionDenied if it may not be read, InvalidArgument otherwise (e.g. a directory, or more
+// than kMaxTextFileBytes). The message is "cannot be read: <system's reason>" or "is larger than
+// 4 MiB"; the caller names the file.
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
 // Accepts a datacenter name: empty (the agent's own) or letters, digits, '-', '_' and '.'.

@@ -58,6 +58,10 @@ TEST(ReadTextFileTest, DirectoryCannotBeRead) {
   EXPECT_TRUE(IsInvalid(ReadTextFile(::testing::TempDir()), {"cannot be read"}));
 }
 
+TEST(ReadTextFileTest, AnEndlessDeviceIsRefusedNotReadUntilMemoryRunsOut) {
+  EXPECT_TRUE(IsInvalid(ReadTextFile("/dev/zero"), {"larger than 4 MiB"}));
+}
+
 TEST(ClosestKeyTest, SuggestsOnlyPlausibleTypos) {
   EXPECT_EQ(ClosestKey("servers-list", {"server-lists", "namespace"}), "server-lists");
   EXPECT_EQ(ClosestKey("TOKEN", {"token", "tokenFile"}), "token");
