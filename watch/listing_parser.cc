@@ -4,6 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/string_view.h"
+#include "registry/utf8.h"
+
 namespace registry::watch {
 namespace {
 
@@ -200,31 +203,11 @@ class Scanner {
     }
   }
 
-  // Skips one UTF-8 sequence of two to four bytes (RFC 3629: no overlong forms, no surrogates,
-  // nothing above U+10FFFF), or returns false.
+  // Skips one UTF-8 sequence of two to four bytes (registry/utf8.h's rules), or returns false.
   bool SkipUtf8() {
-    const unsigned char lead = static_cast<unsigned char>(*p_);
-    int continuation;                       // bytes after the lead
-    unsigned char low = 0x80, high = 0xBF;  // range of the first of them
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      continuation = 1;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      continuation = 2;
-      if (lead == 0xE0) low = 0xA0;
-      if (lead == 0xED) high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      continuation = 3;
-      if (lead == 0xF0) low = 0x90;
-      if (lead == 0xF4) high = 0x8F;
-    } else {
-      return false;
-    }
-    if (end_ - p_ <= continuation) return false;
-    for (int i = 1; i <= continuation; ++i) {
-      const unsigned char c = static_cast<unsigned char>(p_[i]);
-      if (c < (i == 1 ? low : 0x80) || c > (i == 1 ? high : 0xBF)) return false;
-    }
-    p_ += continuation + 1;
+    const size_t length = Utf8SequenceLength(absl::string_view(p_, end_ - p_), 0);
+    if (length < 2) return false;
+    p_ += length;
     return true;
   }
 
