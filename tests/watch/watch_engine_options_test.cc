@@ -46,6 +46,7 @@ TEST(WatchEngineOptionsTest, WatchAgainstAnUnreachableServerFailsNamingTheKey) {
   consul::ClientOptions client;
   client.servers = "127.0.0.1:1";  // nothing listens on port 1
   client.connect_timeout = absl::Seconds(1);
+  client.request_timeout = absl::Milliseconds(500);  // how long the first listing is retried
   absl::StatusOr<std::unique_ptr<WatchEngine>> engine = WatchEngine::Create(client, {});
   ASSERT_TRUE(engine.ok()) << engine.status();
   absl::StatusOr<WatchId> id = (*engine)->Watch("ns/a", [](const DataChangedEvent&) {});
