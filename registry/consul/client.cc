@@ -134,12 +134,13 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
         IsConnectionError(error) || (request.replay_safe && absl::IsUnavailable(error));
     if (!may_resend) return Round{Redact(error), false};
   }
-  if (last.ok() || count == 1)
-    return Round{last.ok() ? std::move(last) : Redact(last.status()), true};
+  if (last.ok()) return Round{std::move(last), true};  // a leader failure: parsed by the caller
+  if (count == 1) return Round{Redact(last.status()), true};
   return Round{Redact(WithMessage(last.status(), absl::StrCat(last.status().message(), " (all ",
                                                               count, " servers failed)"))),
                true};
 }
+
 std::string Client::PreferredServer() const {
   return servers_[preferred_.load(std::memory_order_relaxed) % servers_.size()].base_url;
 }
