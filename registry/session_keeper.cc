@@ -334,9 +334,15 @@ void SessionKeeper::RenewLocked() {
     std::fprintf(stderr, "registry: renewing the instance session failed: %s\n",
                  renewed.status().ToString().c_str());
   }
-  absl::Time now = MonotonicNow();
+  // Only a leader expires sessions, and a new leader restarts every session's timer when it
+  // takes over: while the cluster has no leader the session cannot expire, and it lives for a
+  // TTL after the last sign of an election.
   if (SaysLeaderless(renewed.status())) last_leaderless_ = sent;
-  if (now >= last_renewed_ + options_.ttl && last_leaderless_ < last_renewed_ + options_.ttl) {
+  auto lost_at = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return std::max(last_renewed_, last_leaderless_) + options_.ttl;
+  };
+  absl::Time now = MonotonicNow();
+  if (now >= lost_at()) {
     // Last chance: is the cluster electing a leader (its followers hold requests until one is
     // elected, so a renewal times out instead of hearing so)?
     mu_.Unlock();
@@ -346,15 +352,11 @@ void SessionKeeper::RenewLocked() {
     now = MonotonicNow();
     if (leaderless) last_leaderless_ = now;
   }
-  // Only a leader expires sessions, and a new leader restarts every session's timer when it
-  // takes over: while the cluster has no leader the session cannot expire, and it lives for a
-  // TTL after the last sign of an election.
-  const absl::Time lost_at = std::max(last_renewed_, last_leaderless_) + options_.ttl;
-  if (now >= lost_at) {
+  if (now >= lost_at()) {
     MarkLostLocked(/*maybe_alive=*/true);
     return;
   }
-  next_renew_ = std::min(now + RenewRetryDelayLocked(), lost_at);
+  next_renew_ = std::min(now + RenewRetryDelayLocked(), lost_at());
 }
 
 void SessionKeeper::MarkLostLocked(bool maybe_alive) {

@@ -2,6 +2,7 @@
 //
 // Ephemeral keys and the instance session: binding, takeover, exclusivity under races, Close(),
 // and recovery after the session is lost, against the in-process dev server.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -347,6 +348,31 @@ TEST_F(RepositoryEphemeralFaultsTest, FailingRenewalsSuspendAndASurvivingSession
   ASSERT_TRUE(recorder.AwaitSequence(
       {ConnectionState::kConnected, ConnectionState::kSuspended, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
+  EXPECT_EQ(SessionOf(*repository), session);
+  EXPECT_EQ(HolderOf("ns/online/a"), session);
+}
+
+// Consul expires sessions on its leader only, after 2 x TTL, and a new leader restarts every
+// session's timer: an election longer than the TTL does not cost the instance its session.
+TEST_F(RepositoryEphemeralFaultsTest, NoLeaderForLongerThanTheTtlKeepsTheSession) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  ConsulRepositoryOptions options = Options();
+  options.session_ttl = absl::Seconds(2);
+  std::unique_ptr<Repository> repository = NewRepository(options);
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  const std::string session = SessionOf(*repository);
+  server().FailNextRequests(1'000'000);  // every request: 500 "No cluster leader"
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected, ConnectionState::kSuspended}))
+      << StatesToString(recorder.states());
+  // The outage: past the TTL (2 s), within the server's own expiry (2 x TTL after a renewal).
+  absl::SleepFor(absl::Seconds(3) - options.session_ttl / 4);
+  server().FailNextRequests(0);
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kSuspended, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  const std::vector<ConnectionState> states = recorder.states();
+  EXPECT_EQ(std::count(states.begin(), states.end(), ConnectionState::kLost), 0)
+      << StatesToString(states);
   EXPECT_EQ(SessionOf(*repository), session);
   EXPECT_EQ(HolderOf("ns/online/a"), session);
 }
