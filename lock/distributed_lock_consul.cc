@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
+#include "registry/consul/backoff.h"
 #include "registry/consul/errors.h"
 #include "registry/consul/kv.h"
 #include "registry/consul/query.h"
@@ -79,10 +80,8 @@ class Unreachable {
   absl::Time GiveUpAt(absl::Time now) const { return (failing() ? since_ : now) + limit_; }
   const absl::Status& last() const { return last_; }
 
-  absl::Duration Backoff() const {
-    absl::Duration delay = kFirstBackoff;
-    for (int i = 1; i < failures_ && delay < max_backoff_; ++i) delay *= 2;
-    return std::min(delay, max_backoff_);
+  absl::Duration Backoff() {
+    return consul::BackoffDelay(kFirstBackoff, max_backoff_, failures_, gen_);
   }
 
  private:
@@ -91,6 +90,7 @@ class Unreachable {
   absl::Time since_ = absl::InfiniteFuture();
   int failures_ = 0;
   absl::Status last_;
+  absl::BitGen gen_;
 };
 
 }  // namespace

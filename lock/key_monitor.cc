@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "registry/consul/backoff.h"
 #include "registry/consul/client_options.h"
 #include "registry/consul/curl_exchange.h"
 #include "registry/consul/kv.h"
@@ -24,9 +25,8 @@ constexpr absl::Duration kFirstBackoff = absl::Milliseconds(100);
 constexpr absl::Duration kMaxBackoff = absl::Seconds(5);
 
 absl::Duration Backoff(int failures) {
-  absl::Duration delay = kFirstBackoff;
-  for (int i = 1; i < failures && delay < kMaxBackoff; ++i) delay *= 2;
-  return std::min(delay, kMaxBackoff);
+  thread_local absl::BitGen gen;  // the monitor thread's own
+  return consul::BackoffDelay(kFirstBackoff, kMaxBackoff, failures, gen);
 }
 
 }  // namespace
