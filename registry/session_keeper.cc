@@ -199,7 +199,6 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
   events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
   last_renewed_ = now;
   next_renew_ = now + options_.ttl / 2;
-  renew_failures_ = 0;
   create_failures_ = 0;
   if (first) {
     phase_ = Phase::kLive;
@@ -315,7 +314,6 @@ void SessionKeeper::RenewLocked() {
   if (stopping_ || session_id_ != id) return;
   if (renewed.ok() && renewed->has_value()) {
     last_renewed_ = sent;
-    renew_failures_ = 0;
     next_renew_ = sent + options_.ttl / 2;
     if (phase_ == Phase::kSuspended) {
       phase_ = Phase::kLive;
@@ -327,7 +325,6 @@ void SessionKeeper::RenewLocked() {
     MarkLostLocked(/*maybe_alive=*/false);
     return;
   }
-  ++renew_failures_;
   if (phase_ == Phase::kLive) {
     phase_ = Phase::kSuspended;
     PublishLocked(ConnectionState::kSuspended);
@@ -368,7 +365,6 @@ void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   // The server may still have it (a partition): destroy it so that it stops holding keys.
   if (maybe_alive) pending_destroy_ = old;
   phase_ = Phase::kLost;
-  renew_failures_ = 0;
   next_create_ = MonotonicNow();
   // Observers first: held locks are marked lost before a listener hears LOST.
   events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});

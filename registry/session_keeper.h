@@ -201,7 +201,6 @@ class SessionKeeper {
   // The renewal and restore threads sleep on these (steady clock), not on mu_.
   WakeupSignal renew_signal_;
   WakeupSignal restore_signal_;
-  int renew_failures_ ABSL_GUARDED_BY(mu_) = 0;
   int create_failures_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Ephemeral> ephemeral_ ABSL_GUARDED_BY(mu_);  // consul key -> state
