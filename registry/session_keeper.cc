@@ -128,19 +128,12 @@ absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const
   return consul::ParseSessionRenewResponse(request, response);
 }
 
-bool SessionKeeper::SaysLeaderless(const absl::Status& status) {
-  // A server's own answer that nothing was applied for want of a leader (errors.h); a connection
-  // refused says nothing about the cluster, only about the path to it.
-  const std::optional<int> http = consul::HttpStatusOf(status);
-  return consul::IsConnectionError(status) && http.has_value() && *http >= 500;
-}
-
 bool SessionKeeper::ProbeLeaderless() {
   consul::Canceller probe(
       &canceller_,
       absl::Now() + std::clamp(options_.ttl / 10, absl::Milliseconds(100), absl::Seconds(1)));
   absl::StatusOr<std::string> leader = client_.Leader(&probe);
-  return leader.ok() ? leader->empty() : SaysLeaderless(leader.status());
+  return leader.ok() ? leader->empty() : consul::IsLeaderlessAnswer(leader.status());
 }
 
 absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline) {
@@ -334,7 +327,7 @@ void SessionKeeper::RenewLocked() {
   // Only a leader expires sessions, and a new leader restarts every session's timer when it
   // takes over: while the cluster has no leader the session cannot expire, and it lives for a
   // TTL after the last sign of an election.
-  if (SaysLeaderless(renewed.status())) last_leaderless_ = sent;
+  if (consul::IsLeaderlessAnswer(renewed.status())) last_leaderless_ = sent;
   auto lost_at = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return std::max(last_renewed_, last_leaderless_) + options_.ttl;
   };

@@ -161,8 +161,6 @@ class SessionKeeper {
   void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before the next session create after `failures` failed ones.
   absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // True when `status` is a server's answer that the cluster has no reachable leader.
-  static bool SaysLeaderless(const absl::Status& status);
   // Asks the servers for the leader; true when one answers that there is none. Without mu_.
   bool ProbeLeaderless();
   // Delay before a failed renewal is made again.

@@ -101,6 +101,11 @@ LeaderFailure LeaderFailureOf(const HttpResponse& response) {
   return LeaderFailureOfBody(response.status, response.body);
 }
 
+bool IsLeaderlessAnswer(const absl::Status& status) {
+  const std::optional<int> http = HttpStatusOf(status);
+  return IsConnectionError(status) && http.has_value() && *http >= 500;
+}
+
 absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail) {
   return absl::DataLossError(absl::StrCat(RequestLabel(request), ": malformed response: ", detail));
 }

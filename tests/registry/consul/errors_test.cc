@@ -38,6 +38,8 @@ TEST(ErrorFromResponseTest, LeaderlessServerErrorIsUnavailableAndNotApplied) {
   EXPECT_TRUE(absl::IsUnavailable(status));
   EXPECT_TRUE(IsConnectionError(status));  // nothing was written: safe to send again anywhere
   EXPECT_FALSE(IsUnknownOutcome(status));
+  EXPECT_TRUE(IsLeaderlessAnswer(status));
+  EXPECT_FALSE(IsLeaderlessAnswer(ConnectionError("connection refused")));
 }
 
 // Answers of a 3-server Consul 1.8.7 cluster whose leader was killed, while the others elect.
