@@ -116,8 +116,10 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
   absl::Time started;  // when the current attempt's requests began
   auto retry_after = [&](const absl::Status& error) -> absl::Status {
     if (absl::IsCancelled(error) || !core_->closed_status().ok()) return closed();
-    // Cut by the caller's deadline: the loop gives up (false), Consul was not unreachable.
-    if (absl::IsDeadlineExceeded(error) && absl::Now() >= request_deadline) {
+    // Cut by the caller's deadline (within the transport's millisecond): the loop gives up
+    // (false), Consul was not unreachable. A cut by the unreachable budget is a failure below.
+    if (absl::IsDeadlineExceeded(error) &&
+        absl::Now() + absl::Milliseconds(1) >= request_deadline) {
       attempted = true;
       return absl::OkStatus();
     }

@@ -127,7 +127,9 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
     }
     const absl::Status& error = last.status();
     if (absl::IsCancelled(error)) return Round{Redact(error), false};
-    if (absl::Now() >= deadline) {
+    // The transport counts whole milliseconds and its timer may fire up to one early: a failure
+    // that close to the caller's deadline is the deadline cutting the exchange.
+    if (absl::Now() + absl::Milliseconds(1) >= deadline) {
       return Round{CallerDeadlineError(request, Redact(error).message()), false};
     }
     const bool may_resend =
