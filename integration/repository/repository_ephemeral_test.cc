@@ -365,8 +365,9 @@ TEST_F(RepositoryEphemeralFaultsTest, NoLeaderForLongerThanTheTtlKeepsTheSession
   server().FailNextRequests(1'000'000);  // every request: 500 "No cluster leader"
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected, ConnectionState::kSuspended}))
       << StatesToString(recorder.states());
-  // The outage: past the TTL (2 s), within the server's own expiry (2 x TTL after a renewal).
-  absl::SleepFor(absl::Seconds(3) - options.session_ttl / 4);
+  // The outage ends about 3 s after the last renewal: past the TTL (2 s), well within the
+  // server's own expiry (2 x TTL). SUSPENDED came at about TTL/2 + TTL/4 after that renewal.
+  absl::SleepFor(absl::Seconds(3) - options.session_ttl * 3 / 4);
   server().FailNextRequests(0);
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kSuspended, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
