@@ -1,6 +1,5 @@
 // No lost final state: after index resets, failing servers, dropped connections and restarts,
 // the listener's view converges to the server's.
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -8,6 +7,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/watch/watch_fixture.h"
@@ -116,10 +116,14 @@ TEST_F(WatchFaultsTest, RestartedEmptyServerIsReportedAsDeletions) {
 
 TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerState) {
   WatchA();
-  std::atomic<bool> stop{false};
+  // Faults are paced by the writers' progress, not by the clock: a client that backs off while a
+  // fault lasts would otherwise meet a new fault on every retry and never finish its writes.
+  absl::Mutex mu;
+  int writes_done = 0;   // guarded by mu
+  int writers_left = 3;  // guarded by mu
   std::vector<std::thread> writers;
   for (int w = 0; w < 3; ++w) {
-    writers.emplace_back([this, w] {
+    writers.emplace_back([&, w] {
       absl::BitGen rng;
       for (int i = 0; i < 150; ++i) {
         std::string key =
@@ -134,14 +138,17 @@ TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerState) {
           recurse.recurse = true;
           raw().KvDelete(key.substr(0, key.rfind('/')), recurse).IgnoreError();
         }
+        absl::MutexLock lock(&mu);
+        ++writes_done;
       }
+      absl::MutexLock lock(&mu);
+      --writers_left;
     });
   }
-  std::thread faults([this, &stop] {
+  std::thread faults([&] {
     absl::BitGen rng;
-    int round = 0;
-    while (!stop.load()) {
-      switch (round++ % 4) {
+    for (int round = 0;; ++round) {
+      switch (round % 4) {
         case 0:
           server().FailNextRequests(absl::Uniform(rng, 1, 6));
           break;
@@ -155,12 +162,14 @@ TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerState) {
           server().DropNextConnections(absl::Uniform(rng, 1, 4));
           break;
       }
-      // Pacing of the fault injector, not a synchronisation: faults arrive while writes run.
-      std::this_thread::sleep_for(std::chrono::milliseconds(absl::Uniform(rng, 5, 30)));
+      absl::MutexLock lock(&mu);
+      const int next_fault_at = writes_done + absl::Uniform(rng, 1, 5);
+      auto due = [&] { return writers_left == 0 || writes_done >= next_fault_at; };
+      mu.Await(absl::Condition(&due));
+      if (writers_left == 0) return;
     }
   });
   for (std::thread& writer : writers) writer.join();
-  stop = true;
   faults.join();
   server().ClearFaults();
   Put("ns/a/final", "done");
