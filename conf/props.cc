@@ -7,8 +7,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "conf/values.h"
-#include "registry/status_macros.h"
 
 namespace registry::conf {
 namespace {

@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "conf/props.h"
-#include "registry/status_macros.h"
 
 namespace registry::conf {
 

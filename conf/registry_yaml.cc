@@ -17,10 +17,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "conf/props.h"
 #include "conf/registry_config.h"
 #include "conf/values.h"
-#include "registry/status_macros.h"
 
 namespace registry::conf {
 namespace {

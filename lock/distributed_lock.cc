@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/monotonic.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
-#include "registry/monotonic.h"
 
 namespace registry::lock {
 namespace {

@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
+#include "base/status_macros.h"
+#include "consul/errors.h"
+#include "consul/kv.h"
+#include "consul/query.h"
+#include "consul/transport.h"
+#include "consul/txn.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
-#include "registry/consul/backoff.h"
-#include "registry/consul/errors.h"
-#include "registry/consul/kv.h"
-#include "registry/consul/query.h"
-#include "registry/consul/transport.h"
-#include "registry/consul/txn.h"
-#include "registry/key_space.h"
-#include "registry/status_macros.h"
+#include "repository/key_space.h"
 
 namespace registry::lock {
 namespace {
@@ -80,9 +80,7 @@ class Unreachable {
   absl::Time GiveUpAt(absl::Time now) const { return (failing() ? since_ : now) + limit_; }
   const absl::Status& last() const { return last_; }
 
-  absl::Duration Backoff() {
-    return consul::BackoffDelay(kFirstBackoff, max_backoff_, failures_, gen_);
-  }
+  absl::Duration Backoff() { return BackoffDelay(kFirstBackoff, max_backoff_, failures_, gen_); }
 
  private:
   const absl::Duration limit_;

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "registry/consul/backoff.h"
-#include "registry/consul/client_options.h"
-#include "registry/consul/curl_exchange.h"
-#include "registry/consul/kv.h"
-#include "registry/consul/query.h"
-#include "registry/monotonic.h"
+#include "base/backoff.h"
+#include "base/monotonic.h"
+#include "consul/client_options.h"
+#include "consul/curl_exchange.h"
+#include "consul/kv.h"
+#include "consul/query.h"
 
 namespace registry::lock {
 namespace {
@@ -26,7 +26,7 @@ constexpr absl::Duration kMaxBackoff = absl::Seconds(5);
 
 absl::Duration Backoff(int failures) {
   thread_local absl::BitGen gen;  // the monitor thread's own
-  return consul::BackoffDelay(kFirstBackoff, kMaxBackoff, failures, gen);
+  return BackoffDelay(kFirstBackoff, kMaxBackoff, failures, gen);
 }
 
 }  // namespace

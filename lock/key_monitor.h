@@ -30,8 +30,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "registry/consul/canceller.h"
-#include "registry/consul/client.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
 
 namespace registry::lock {
 
@@ -47,7 +47,7 @@ class KeyMonitor {
   KeyMonitor(const KeyMonitor&) = delete;
   KeyMonitor& operator=(const KeyMonitor&) = delete;
 
-  // From `start_at` (on MonotonicNow()'s clock, registry/monotonic.h) on, watches `consul_key`,
+  // From `start_at` (on MonotonicNow()'s clock, base/monotonic.h) on, watches `consul_key`,
   // expected to be held by `session`. Calls `on_lost` at most once, with Aborted saying what
   // happened, when the key is absent or held otherwise; the watch then ends. `id` must be unique
   // among the watches of this monitor.

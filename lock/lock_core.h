@@ -25,12 +25,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
 #include "lock/key_monitor.h"
 #include "lock/lock_manager.h"
-#include "registry/consul/canceller.h"
-#include "registry/consul/client.h"
-#include "registry/instance_session.h"
-#include "registry/key_space.h"
+#include "repository/instance_session.h"
+#include "repository/key_space.h"
 
 namespace registry::lock {
 

@@ -58,9 +58,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "registry/consul/txn.h"
-#include "registry/instance_session.h"
+#include "consul/txn.h"
 #include "registry/repository.h"
+#include "repository/instance_session.h"
 
 namespace registry::lock {
 

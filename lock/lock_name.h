@@ -30,7 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "registry/key_space.h"
+#include "repository/key_space.h"
 
 namespace registry::lock {
 

@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "conf/registry_config.h"
 #include "plugin/abi_adapter.h"
 #include "plugin/consul_locks.h"
 #include "plugin/registry_plugin.h"
-#include "registry/consul_repository.h"
-#include "registry/status_macros.h"
+#include "repository/consul_repository.h"
 
 namespace registry::plugin {
 namespace {

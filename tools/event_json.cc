@@ -5,7 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
-#include "registry/utf8.h"
+#include "base/utf8.h"
 
 namespace registry::tools {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "registry/consul/kv.h"
+#include "consul/kv.h"
 #include "registry/events.h"
 
 namespace registry::watch {

@@ -6,7 +6,7 @@
 #include <exception>
 #include <utility>
 
-#include "registry/monotonic.h"
+#include "base/monotonic.h"
 
 namespace registry::watch {
 

@@ -77,7 +77,7 @@ class Dispatcher {
   // Starts an extra worker if work waits and every worker has been busy with one batch for at
   // least stall_threshold; joins retired workers. Returns when to call it again
   // (InfiniteFuture() when nothing waits). `now` and the result are on MonotonicNow()'s clock
-  // (registry/monotonic.h), as every time the engine keeps.
+  // (base/monotonic.h), as every time the engine keeps.
   absl::Time Supervise(absl::Time now);
 
   // Drops every pending event, forgets every watch, and joins every worker once its current

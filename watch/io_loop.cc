@@ -10,9 +10,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "registry/consul/kv.h"
-#include "registry/consul/query.h"
-#include "registry/monotonic.h"
+#include "base/monotonic.h"
+#include "consul/kv.h"
+#include "consul/query.h"
 
 namespace registry::watch::internal {
 namespace {

@@ -36,9 +36,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "registry/consul/canceller.h"
-#include "registry/consul/client.h"
-#include "registry/consul/curl_exchange.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
+#include "consul/curl_exchange.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
 

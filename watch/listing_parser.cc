@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "registry/utf8.h"
+#include "base/utf8.h"
 
 namespace registry::watch {
 namespace {
@@ -203,7 +203,7 @@ class Scanner {
     }
   }
 
-  // Skips one UTF-8 sequence of two to four bytes (registry/utf8.h's rules), or returns false.
+  // Skips one UTF-8 sequence of two to four bytes (base/utf8.h's rules), or returns false.
   bool SkipUtf8() {
     const size_t length = Utf8SequenceLength(absl::string_view(p_, end_ - p_), 0);
     if (length < 2) return false;

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "registry/status_macros.h"
+#include "base/status_macros.h"
 #include "watch/io_loop.h"
 
 namespace registry::watch {

@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<BenchServer>> BenchServer::Start(const std::strin
     server->description_ = "dev server";
     server->dev_ = *std::move(dev);
   } else if (which == "consul") {
-    const std::string binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN);
+    const std::string binary = integration::ConsulBinary(CONSUL_BIN);
     absl::StatusOr<std::unique_ptr<integration::ConsulAgent>> agent =
         integration::ConsulAgent::Start({.binary = binary, .acl = false});
     if (!agent.ok()) return agent.status();

@@ -21,11 +21,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/common/bench_server.h"
+#include "consul/client.h"
 #include "gflags/gflags.h"
 #include "lock/lock_manager.h"
 #include "nlohmann/json.hpp"
-#include "registry/consul/client.h"
-#include "registry/consul_repository.h"
+#include "repository/consul_repository.h"
 
 DEFINE_int32(cycles, 1000, "uncontended lock+unlock cycles and bare round trips measured");
 DEFINE_int32(handoffs, 200, "handoffs measured per scenario");

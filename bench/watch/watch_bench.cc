@@ -27,9 +27,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/common/bench_server.h"
+#include "consul/client.h"
 #include "integration/testing/dev_control.h"
 #include "nlohmann/json.hpp"
-#include "registry/consul/client.h"
 #include "watch/watch_engine.h"
 
 namespace registry::watch {

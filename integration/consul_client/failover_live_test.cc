@@ -5,9 +5,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "consul/errors.h"
 #include "gtest/gtest.h"
 #include "integration/consul_client/live_fixture.h"
-#include "registry/consul/errors.h"
 
 namespace registry::consul::live {
 namespace {

@@ -18,11 +18,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/server_test.h"
-#include "registry/consul/canceller.h"
-#include "registry/consul/client.h"
 
 // Fails the test (and returns) unless `expr` is an OK absl::Status.
 #define ASSERT_OK(expr)                             \

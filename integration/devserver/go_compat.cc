@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "registry/utf8.h"
+#include "base/utf8.h"
 
 namespace registry::devserver {
 namespace {

@@ -64,7 +64,7 @@ class DifferentialTest : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(DifferentialTest, DevServerAnswersAsConsulDoes) {
   absl::StatusOr<std::unique_ptr<integration::ConsulAgent>> agent = integration::ConsulAgent::Start(
-      {.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN), .acl = true});
+      {.binary = integration::ConsulBinary(CONSUL_BIN), .acl = true});
   ASSERT_TRUE(agent.ok()) << agent.status();
   devserver::ServerOptions options;
   options.session_ttl_min = absl::Seconds(1);

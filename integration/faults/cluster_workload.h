@@ -25,8 +25,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "lock/lock_manager.h"
-#include "registry/consul_repository.h"
 #include "registry/repository.h"
+#include "repository/consul_repository.h"
 
 namespace registry::faults {
 

@@ -38,8 +38,8 @@ int EnvInt(const char* name, int fallback) {
 TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills) {
   const int kills = EnvInt("REGISTRY_FAULT_KILLS", 1);
   const absl::Duration every = absl::Seconds(EnvInt("REGISTRY_FAULT_KILL_EVERY_SECONDS", 5));
-  absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster = ConsulCluster::Start(
-      {.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 3});
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster =
+      ConsulCluster::Start({.binary = integration::ConsulBinary(CONSUL_BIN), .servers = 3});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
       ClusterWorkload::Start((*cluster)->server_list(), 3, absl::Seconds(10));

@@ -21,7 +21,7 @@
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/state_recorder.h"
 #include "lock/lock_manager.h"
-#include "registry/consul_repository.h"
+#include "repository/consul_repository.h"
 
 namespace registry::faults {
 namespace {
@@ -29,8 +29,8 @@ namespace {
 using integration::ConsulCluster;
 
 std::unique_ptr<ConsulCluster> StartSingleServer() {
-  absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster = ConsulCluster::Start(
-      {.binary = integration::ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 1});
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster =
+      ConsulCluster::Start({.binary = integration::ConsulBinary(CONSUL_BIN), .servers = 1});
   EXPECT_TRUE(cluster.ok()) << cluster.status();
   return cluster.ok() ? *std::move(cluster) : nullptr;
 }

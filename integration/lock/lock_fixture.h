@@ -14,13 +14,13 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "consul/client.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/server_test.h"
 #include "lock/lock_manager.h"
-#include "registry/consul/client.h"
-#include "registry/consul_repository.h"
 #include "registry/repository.h"
+#include "repository/consul_repository.h"
 
 namespace registry::lock::testing {
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
 #include "lock/lock_manager.h"
-#include "registry/consul_repository.h"
+#include "repository/consul_repository.h"
 
 DEFINE_string(servers, "127.0.0.1:8500", "Consul servers");
 DEFINE_string(token, "", "ACL token");

@@ -305,7 +305,7 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
 
 TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {
   absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
-      ConsulCluster::Start({.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 1});
+      ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
   ASSERT_TRUE(server.ok()) << server.status();
   RunHarness("a real Consul server killed and restarted", (*server)->server_list(),
              [&](absl::Notification& done) {
@@ -323,7 +323,7 @@ TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {
 
 TEST(LockSafetyTest, EightProcessesAcrossLeaderKillsOfARealClusterNeverShareTheLock) {
   absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster =
-      ConsulCluster::Start({.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 3});
+      ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 3});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   const HarnessOutcome outcome = RunHarness(
       "the leader of a real 3-server cluster killed and restarted", (*cluster)->server_list(),
@@ -351,7 +351,7 @@ TEST(LockSafetyTest, EightProcessesAcrossLeaderKillsOfARealClusterNeverShareTheL
 
 TEST(LockSafetyTest, EightProcessesThroughAVaryingDelayToARealServerNeverShareTheLock) {
   absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
-      ConsulCluster::Start({.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .servers = 1});
+      ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string target = (*server)->address(0);
   absl::StatusOr<std::unique_ptr<DelayProxy>> proxy =

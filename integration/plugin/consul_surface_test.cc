@@ -57,7 +57,7 @@ class ConsulSurfaceTest : public ServerProcessTest {
     ServerProcessTest::SetUp();
     if (HasFatalFailure()) return;
     absl::StatusOr<std::shared_ptr<plugin::PluginLibrary>> library =
-        plugin::LoadPluginFile(REGISTRY_CONSUL_PLUGIN);
+        plugin::LoadPluginFile(CONSUL_PLUGIN);
     ASSERT_TRUE(library.ok()) << library.status();
     library_ = *library;
     namespace_ = absl::StrCat("consul_surface_",

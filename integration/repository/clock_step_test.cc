@@ -20,8 +20,8 @@
 #include "integration/testing/server_process_test.h"
 #include "integration/testing/server_test.h"
 #include "nlohmann/json.hpp"
-#include "registry/consul_repository.h"
-#include "registry/instance_session.h"
+#include "repository/consul_repository.h"
+#include "repository/instance_session.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/repository/repository_fixture.h"
-#include "registry/instance_session.h"
+#include "repository/instance_session.h"
 
 namespace registry::testing {
 namespace {

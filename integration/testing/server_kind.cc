@@ -46,7 +46,7 @@ absl::StatusOr<RealConsul> StartRealConsul(ServerKind kind) {
     return consul;
   }
   absl::StatusOr<std::unique_ptr<ConsulAgent>> agent = ConsulAgent::Start(
-      {.binary = ConsulBinary(REGISTRY_CONSUL_BIN), .acl = kind == ServerKind::kConsulAcl});
+      {.binary = ConsulBinary(CONSUL_BIN), .acl = kind == ServerKind::kConsulAcl});
   if (!agent.ok()) return agent.status();
   consul.agent = *std::move(agent);
   consul.address = consul.agent->address();

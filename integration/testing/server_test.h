@@ -18,11 +18,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "consul/client.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/server_kind.h"
-#include "registry/consul/client.h"
 
 namespace registry::testing {
 

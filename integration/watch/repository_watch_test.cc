@@ -8,9 +8,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/watch/watch_fixture.h"
-#include "registry/consul_repository.h"
-#include "registry/instance_session.h"
 #include "registry/repository.h"
+#include "repository/consul_repository.h"
+#include "repository/instance_session.h"
 
 namespace registry::watch::testing {
 namespace {

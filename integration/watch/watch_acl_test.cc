@@ -13,8 +13,8 @@
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/server_test.h"
-#include "registry/consul_repository.h"
 #include "registry/repository.h"
+#include "repository/consul_repository.h"
 
 namespace registry::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "registry/key_space.h"
+#include "repository/key_space.h"
 #include "watch/diff.h"
 
 namespace registry::watch::testing {

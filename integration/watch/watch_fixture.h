@@ -16,10 +16,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "consul/client.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/server_test.h"
-#include "registry/consul/client.h"
 #include "registry/events.h"
 #include "watch/watch_engine.h"
 

@@ -17,10 +17,10 @@
 #include <string>
 
 #include "absl/strings/escaping.h"
+#include "consul/kv.h"
 #include "integration/devserver/dev_server.h"
 #include "plugin/registry_plugin.h"
-#include "registry/consul/kv.h"
-#include "registry/key_space.h"
+#include "repository/key_space.h"
 
 extern "C" int RegistryPluginInit(uint32_t host_abi_version, RegistryPluginApi* api,
                                   RegistryError* error);

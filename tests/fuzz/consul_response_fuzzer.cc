@@ -1,4 +1,4 @@
-// Fuzz target: every Consul response parser of registry/consul (kv, session, txn, status, the
+// Fuzz target: every Consul response parser of consul/ (kv, session, txn, status, the
 // query headers and the error mapping), on a response whose status, query headers and body come
 // from the input. Parsers must never crash, hang or leak, and must keep the promises of their
 // headers: an error names the request it answers, success only for the statuses the parser
@@ -14,13 +14,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "registry/consul/errors.h"
-#include "registry/consul/http_types.h"
-#include "registry/consul/kv.h"
-#include "registry/consul/query.h"
-#include "registry/consul/session.h"
-#include "registry/consul/status.h"
-#include "registry/consul/txn.h"
+#include "consul/errors.h"
+#include "consul/http_types.h"
+#include "consul/kv.h"
+#include "consul/query.h"
+#include "consul/session.h"
+#include "consul/status.h"
+#include "consul/txn.h"
 
 namespace {
 

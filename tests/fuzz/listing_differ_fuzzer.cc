@@ -22,8 +22,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "consul/kv.h"
 #include "nlohmann/json.hpp"
-#include "registry/consul/kv.h"
 #include "tests/fuzz/listing_text.h"
 #include "watch/diff.h"
 

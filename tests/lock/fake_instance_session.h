@@ -14,10 +14,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "registry/consul/client.h"
-#include "registry/consul_repository.h"
-#include "registry/instance_session.h"
-#include "registry/key_space.h"
+#include "consul/client.h"
+#include "repository/consul_repository.h"
+#include "repository/instance_session.h"
+#include "repository/key_space.h"
 
 namespace registry::lock::testing {
 

@@ -13,12 +13,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "consul/transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "registry/consul/transport.h"
+#include "tests/consul/mock_transport.h"
 #include "tests/lock/fake_instance_session.h"
-#include "tests/registry/consul/mock_transport.h"
 
 namespace registry::lock {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "registry/key_space.h"
+#include "repository/key_space.h"
 
 namespace registry::lock {
 namespace {

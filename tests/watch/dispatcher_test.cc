@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "base/monotonic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "registry/monotonic.h"
 
 namespace registry::watch {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "consul/kv.h"
 #include "gtest/gtest.h"
-#include "registry/consul/kv.h"
 
 namespace registry::watch {
 namespace {

@@ -1,0 +1,204 @@
+#include "consul/curl_exchange.h"
+
+#include <mutex>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "consul/transport.h"
+#include "consul/url.h"
+
+namespace registry::consul {
+namespace {
+
+// The most a body is pre-sized to from its Content-Length; beyond it the string just grows.
+constexpr curl_off_t kMaxBodyReserve = 64 << 20;
+
+// The exchange each easy handle is configured for: the last one started on it.
+absl::Mutex owners_mu(absl::kConstInit);
+absl::flat_hash_map<CURL*, const CurlExchange*>& Owners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(owners_mu) {
+  static auto* owners = new absl::flat_hash_map<CURL*, const CurlExchange*>();
+  return *owners;
+}
+
+void TakeOwnership(CURL* easy, const CurlExchange* exchange) {
+  absl::MutexLock lock(&owners_mu);
+  Owners()[easy] = exchange;
+}
+
+// True (and forgotten) if `exchange` is the one `easy` is configured for.
+bool ReleaseOwnership(CURL* easy, const CurlExchange* exchange) {
+  absl::MutexLock lock(&owners_mu);
+  auto it = Owners().find(easy);
+  if (it == Owners().end() || it->second != exchange) return false;
+  Owners().erase(it);
+  return true;
+}
+
+size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* headers = static_cast<HeaderList*>(user);
+  absl::string_view line(data, size * count);
+  if (absl::StartsWith(line, "HTTP/")) {
+    headers->clear();  // a new response (e.g. after "100 Continue"): keep only the final one
+    return size * count;
+  }
+  size_t colon = line.find(':');
+  if (colon != absl::string_view::npos) {
+    headers->emplace_back(std::string(absl::StripAsciiWhitespace(line.substr(0, colon))),
+                          std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+  }
+  return size * count;
+}
+
+long ToMillis(absl::Duration duration) {
+  int64_t ms = absl::ToInt64Milliseconds(duration);
+  if (duration > absl::ZeroDuration() && ms == 0) ms = 1;
+  return static_cast<long>(ms);
+}
+
+bool HasLineBreak(absl::string_view text) {
+  return absl::StrContains(text, '\r') || absl::StrContains(text, '\n') ||
+         absl::StrContains(text, '\0');
+}
+
+}  // namespace
+
+CurlOptions CurlOptionsFrom(const ClientOptions& options) {
+  CurlOptions curl;
+  curl.connect_timeout = options.connect_timeout;
+  curl.verify_tls = options.verify_tls;
+  curl.ca_file = options.ca_file;
+  return curl;
+}
+
+void EnsureCurlInitialized() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+CurlExchange::CurlExchange(CURL* easy, HttpRequest request)
+    : easy_(easy), request_(std::move(request)), url_(BuildUrl(request_)) {}
+
+size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
+  auto* exchange = static_cast<CurlExchange*>(user);
+  std::string& body = exchange->response_.body;
+  if (body.empty()) {
+    // A watch answer can be megabytes arriving in 16 KiB pieces: size the body once instead
+    // of copying it at every doubling.
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(exchange->easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) ==
+            CURLE_OK &&
+        length > 0 && length <= kMaxBodyReserve) {
+      body.reserve(static_cast<size_t>(length));
+    }
+  }
+  body.append(data, size * count);
+  return size * count;
+}
+
+CurlExchange::~CurlExchange() {
+  // Detach everything that points into this object before it goes away, unless a newer exchange
+  // has configured the handle since: clearing its headers would send its request without them
+  // (a blocking re-poll without its ACL token).
+  if (ReleaseOwnership(easy_, this)) {
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, nullptr);
+    curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, nullptr);
+  }
+  curl_slist_free_all(headers_);
+}
+
+absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, HttpRequest request,
+                                                                  const CurlOptions& options) {
+  const std::string label = RequestLabel(request);
+  for (const auto& [name, value] : request.headers) {
+    if (HasLineBreak(name) || HasLineBreak(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": header '", absl::CHexEscape(name), "' contains a line break"));
+    }
+  }
+  std::unique_ptr<CurlExchange> exchange(new CurlExchange(easy, std::move(request)));
+  const HttpRequest& req = exchange->request_;
+  for (const auto& [name, value] : req.headers) {
+    curl_slist* grown =
+        curl_slist_append(exchange->headers_, absl::StrCat(name, ": ", value).c_str());
+    if (grown == nullptr) return absl::ResourceExhaustedError(absl::StrCat(label, ": no memory"));
+    exchange->headers_ = grown;
+  }
+  // Consul never answers "100 Continue"; waiting for it would only add a round trip.
+  curl_slist* grown = curl_slist_append(exchange->headers_, "Expect:");
+  if (grown == nullptr) return absl::ResourceExhaustedError(absl::StrCat(label, ": no memory"));
+  exchange->headers_ = grown;
+
+  TakeOwnership(easy, exchange.get());
+  curl_easy_reset(easy);  // keeps live connections (and the multi handle's cache)
+  curl_easy_setopt(easy, CURLOPT_URL, exchange->url_.c_str());
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);  // keys like "a/../b" must reach Consul as-is
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, exchange->headers_);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, exchange->error_buffer_);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, exchange.get());
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &exchange->response_.headers);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, ToMillis(options.connect_timeout));
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, ToMillis(req.timeout));
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
+  if (!options.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str());
+  // libcurl resends only on a reused connection (see HttpRequest::replay_safe).
+  if (!req.replay_safe) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+  switch (req.method) {
+    case HttpMethod::kGet:
+      curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+      break;
+    case HttpMethod::kPut:
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req.body.data());
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "PUT");
+      break;
+    case HttpMethod::kDelete:
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+      break;
+  }
+  return exchange;
+}
+
+absl::StatusOr<HttpResponse> CurlExchange::Finish(CURLcode result) {
+  if (result == CURLE_OK) {
+    long status = 0;
+    curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
+    response_.status = static_cast<int>(status);
+    return std::move(response_);
+  }
+  long request_bytes = 0;
+  curl_easy_getinfo(easy_, CURLINFO_REQUEST_SIZE, &request_bytes);
+  std::string detail =
+      absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ", curl_easy_strerror(result));
+  if (error_buffer_[0] != '\0') absl::StrAppend(&detail, " (", error_buffer_, ")");
+  switch (result) {
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return absl::InvalidArgumentError(detail);
+    case CURLE_OUT_OF_MEMORY:
+      return absl::ResourceExhaustedError(detail);
+    case CURLE_PARTIAL_FILE:
+      return absl::UnavailableError(absl::StrCat(detail, " [response truncated]"));
+    case CURLE_OPERATION_TIMEDOUT:
+      if (request_bytes == 0) return ConnectionError(detail);
+      return absl::UnavailableError(
+          absl::StrCat(detail, " [timeout ", absl::FormatDuration(request_.timeout), "]"));
+    default:
+      // Nothing sent yet (refused, unresolvable, TLS handshake): safe to retry elsewhere.
+      if (request_bytes == 0) return ConnectionError(detail);
+      return absl::UnavailableError(detail);
+  }
+}
+
+}  // namespace registry::consul

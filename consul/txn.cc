@@ -1,0 +1,249 @@
+#include "consul/txn.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "consul/errors.h"
+#include "consul/json_util.h"
+#include "nlohmann/json.hpp"
+
+namespace registry::consul {
+namespace {
+
+bool WritesValue(TxnVerb verb) {
+  return verb == TxnVerb::kSet || verb == TxnVerb::kCas || verb == TxnVerb::kLock ||
+         verb == TxnVerb::kUnlock;
+}
+
+bool UsesIndex(TxnVerb verb) {
+  return verb == TxnVerb::kCas || verb == TxnVerb::kCheckIndex || verb == TxnVerb::kDeleteCas;
+}
+
+bool UsesSession(TxnVerb verb) {
+  return verb == TxnVerb::kLock || verb == TxnVerb::kUnlock || verb == TxnVerb::kCheckSession;
+}
+
+bool TakesPrefix(TxnVerb verb) { return verb == TxnVerb::kGetTree || verb == TxnVerb::kDeleteTree; }
+
+TxnOp MakeOp(TxnVerb verb, std::string key) {
+  TxnOp op;
+  op.verb = verb;
+  op.key = std::move(key);
+  return op;
+}
+
+absl::Status OpError(size_t i, const TxnOp& op, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat("consul txn op ", i, " (", TxnVerbName(op.verb),
+                                                 " '", absl::CHexEscape(op.key), "'): ", problem));
+}
+
+absl::StatusOr<nlohmann::json> OpToJson(size_t i, const TxnOp& op) {
+  absl::Status key = ValidateKey(op.key, TakesPrefix(op.verb));
+  if (!key.ok()) return OpError(i, op, key.message());
+  nlohmann::json kv = {{"Verb", TxnVerbName(op.verb)}, {"Key", op.key}};
+  if (WritesValue(op.verb)) {
+    if (op.value.size() > kMaxValueBytes) {
+      return OpError(i, op,
+                     absl::StrCat("value of ", op.value.size(), " bytes exceeds the limit of ",
+                                  kMaxValueBytes, " bytes"));
+    }
+    kv["Value"] = absl::Base64Escape(op.value);
+    kv["Flags"] = op.flags;
+  }
+  if (UsesIndex(op.verb)) kv["Index"] = op.index;
+  if (UsesSession(op.verb)) {
+    if (op.session.empty()) return OpError(i, op, "needs a session id");
+    kv["Session"] = op.session;
+  }
+  return nlohmann::json{{"KV", std::move(kv)}};
+}
+
+absl::Status ParseResults(const nlohmann::json& body, TxnResult* result) {
+  auto results = body.find("Results");
+  if (results == body.end() || results->is_null()) return absl::OkStatus();
+  if (!results->is_array()) return absl::InvalidArgumentError("\"Results\" is not an array");
+  for (size_t i = 0; i < results->size(); ++i) {
+    const nlohmann::json& item = (*results)[i];
+    std::string what = absl::StrCat("result ", i);
+    RETURN_IF_ERROR(ExpectObject(item, what));
+    auto kv = item.find("KV");
+    if (kv == item.end()) continue;  // not a KV result (we send only KV ops)
+    ASSIGN_OR_RETURN(DirEntry entry, DirEntryFromJson(*kv, what));
+    result->results.push_back(std::move(entry));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseErrors(const nlohmann::json& body, TxnResult* result) {
+  auto errors = body.find("Errors");
+  if (errors == body.end() || !errors->is_array() || errors->empty()) {
+    return absl::InvalidArgumentError("rolled-back transaction without an \"Errors\" array");
+  }
+  for (size_t i = 0; i < errors->size(); ++i) {
+    std::string what = absl::StrCat("error ", i);
+    const nlohmann::json& item = (*errors)[i];
+    RETURN_IF_ERROR(ExpectObject(item, what));
+    TxnError error;
+    ASSIGN_OR_RETURN(uint64_t op_index, RequiredUint(item, "OpIndex", what));
+    error.op_index = static_cast<size_t>(op_index);
+    ASSIGN_OR_RETURN(std::optional<std::string> text, OptionalString(item, "What", what));
+    error.what = text.value_or("");
+    result->errors.push_back(std::move(error));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* TxnVerbName(TxnVerb verb) {
+  switch (verb) {
+    case TxnVerb::kSet:
+      return "set";
+    case TxnVerb::kCas:
+      return "cas";
+    case TxnVerb::kLock:
+      return "lock";
+    case TxnVerb::kUnlock:
+      return "unlock";
+    case TxnVerb::kGet:
+      return "get";
+    case TxnVerb::kGetOrEmpty:
+      return "get-or-empty";
+    case TxnVerb::kGetTree:
+      return "get-tree";
+    case TxnVerb::kCheckIndex:
+      return "check-index";
+    case TxnVerb::kCheckSession:
+      return "check-session";
+    case TxnVerb::kCheckNotExists:
+      return "check-not-exists";
+    case TxnVerb::kDelete:
+      return "delete";
+    case TxnVerb::kDeleteTree:
+      return "delete-tree";
+    case TxnVerb::kDeleteCas:
+      return "delete-cas";
+  }
+  return "get";
+}
+
+TxnOp TxnOp::Set(std::string key, std::string value, uint64_t flags) {
+  TxnOp op = MakeOp(TxnVerb::kSet, std::move(key));
+  op.value = std::move(value);
+  op.flags = flags;
+  return op;
+}
+
+TxnOp TxnOp::Cas(std::string key, std::string value, uint64_t index, uint64_t flags) {
+  TxnOp op = MakeOp(TxnVerb::kCas, std::move(key));
+  op.value = std::move(value);
+  op.index = index;
+  op.flags = flags;
+  return op;
+}
+
+TxnOp TxnOp::Lock(std::string key, std::string value, std::string session, uint64_t flags) {
+  TxnOp op = MakeOp(TxnVerb::kLock, std::move(key));
+  op.value = std::move(value);
+  op.session = std::move(session);
+  op.flags = flags;
+  return op;
+}
+
+TxnOp TxnOp::Unlock(std::string key, std::string value, std::string session, uint64_t flags) {
+  TxnOp op = Lock(std::move(key), std::move(value), std::move(session), flags);
+  op.verb = TxnVerb::kUnlock;
+  return op;
+}
+
+TxnOp TxnOp::Get(std::string key) { return MakeOp(TxnVerb::kGet, std::move(key)); }
+TxnOp TxnOp::GetOrEmpty(std::string key) { return MakeOp(TxnVerb::kGetOrEmpty, std::move(key)); }
+TxnOp TxnOp::GetTree(std::string prefix) { return MakeOp(TxnVerb::kGetTree, std::move(prefix)); }
+
+TxnOp TxnOp::CheckIndex(std::string key, uint64_t index) {
+  TxnOp op = MakeOp(TxnVerb::kCheckIndex, std::move(key));
+  op.index = index;
+  return op;
+}
+
+TxnOp TxnOp::CheckSession(std::string key, std::string session) {
+  TxnOp op = MakeOp(TxnVerb::kCheckSession, std::move(key));
+  op.session = std::move(session);
+  return op;
+}
+
+TxnOp TxnOp::CheckNotExists(std::string key) {
+  return MakeOp(TxnVerb::kCheckNotExists, std::move(key));
+}
+
+TxnOp TxnOp::Delete(std::string key) { return MakeOp(TxnVerb::kDelete, std::move(key)); }
+
+TxnOp TxnOp::DeleteTree(std::string prefix) {
+  return MakeOp(TxnVerb::kDeleteTree, std::move(prefix));
+}
+
+TxnOp TxnOp::DeleteCas(std::string key, uint64_t index) {
+  TxnOp op = MakeOp(TxnVerb::kDeleteCas, std::move(key));
+  op.index = index;
+  return op;
+}
+
+absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
+  if (ops.empty()) return absl::InvalidArgumentError("consul txn: no operations");
+  if (ops.size() > kMaxTxnOps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("consul txn: ", ops.size(), " operations exceed the limit of ", kMaxTxnOps));
+  }
+  nlohmann::json body = nlohmann::json::array();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ASSIGN_OR_RETURN(nlohmann::json op, OpToJson(i, ops[i]));
+    body.push_back(std::move(op));
+  }
+  HttpRequest request;
+  request.method = HttpMethod::kPut;
+  request.path = "/v1/txn";
+  request.replay_safe = false;  // its checks would fail on a second apply
+  request.headers.emplace_back("Content-Type", "application/json");
+  request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (request.body.size() > kMaxTxnBodyBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("consul txn: body of ", request.body.size(), " bytes (", ops.size(),
+                     " operations) exceeds the limit of ", kMaxTxnBodyBytes, " bytes"));
+  }
+  return request;
+}
+
+absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
+                                           const HttpResponse& response) {
+  if (response.status != 200 && response.status != 409) {
+    return ErrorFromResponse(request, response);
+  }
+  ASSIGN_OR_RETURN(nlohmann::json body, ParseJsonBody(request, response));
+  absl::Status shape = ExpectObject(body, "body");
+  if (!shape.ok()) return MalformedResponse(request, shape.message());
+  TxnResult result;
+  result.committed = response.status == 200;
+  shape = result.committed ? ParseResults(body, &result) : ParseErrors(body, &result);
+  if (!shape.ok()) return MalformedResponse(request, shape.message());
+  // A rollback for lack of an ACL right is an authorization failure, not a conflict to inspect.
+  if (!result.committed && TxnErrorSays(result, "permission denied")) {
+    return ErrorFromResponse(request, response);
+  }
+  if (response.FindHeader("X-Consul-Index") != nullptr) {
+    ASSIGN_OR_RETURN(result.meta, ParseQueryMeta(request, response));
+  }
+  return result;
+}
+
+bool TxnErrorSays(const TxnResult& result, absl::string_view words) {
+  for (const TxnError& error : result.errors) {
+    if (absl::StrContains(absl::AsciiStrToLower(error.what), words)) return true;
+  }
+  return false;
+}
+
+}  // namespace registry::consul

@@ -1,0 +1,111 @@
+// consul/txn.h
+//
+// The transaction endpoint (PUT /v1/txn) for KV operations, as a request builder and a
+// response parser (see kv.h for why they are separate from execution). All operations of a
+// transaction are applied atomically: either every one succeeds (HTTP 200, one index for all
+// writes) or none is applied (HTTP 409 with one error per failed operation). A rolled-back
+// transaction is a normal result (committed == false), not an error.
+//
+// Thread safety: pure functions.
+#ifndef CONSUL_TXN_H_
+#define CONSUL_TXN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "consul/http_types.h"
+#include "consul/kv.h"
+#include "consul/query.h"
+
+namespace registry::consul {
+
+// Operations per transaction accepted by Consul >= 1.14 (older servers accept 64).
+inline constexpr size_t kMaxTxnOps = 128;
+// Consul's default txn_max_req_len: the whole JSON body must fit.
+inline constexpr size_t kMaxTxnBodyBytes = 524288;
+
+enum class TxnVerb {
+  kSet,             // write value+flags
+  kCas,             // write if ModifyIndex == index (0: only if absent)
+  kLock,            // write and acquire with session
+  kUnlock,          // write and release session's lock
+  kGet,             // read key; fails the txn if absent
+  kGetOrEmpty,      // read key; absent -> an entry holding only the key, no failure
+  kGetTree,         // read every key under the prefix
+  kCheckIndex,      // fail unless ModifyIndex == index
+  kCheckSession,    // fail unless the key is held by session
+  kCheckNotExists,  // fail if the key exists
+  kDelete,          // delete key
+  kDeleteTree,      // delete every key under the prefix
+  kDeleteCas,       // delete if ModifyIndex == index
+};
+
+// Consul's verb string: "set", "get-or-empty", "delete-cas", ...
+const char* TxnVerbName(TxnVerb verb);
+
+// One KV operation. Use the factories; fields a verb does not use are not sent.
+struct TxnOp {
+  TxnVerb verb = TxnVerb::kGet;
+  std::string key;
+  std::string value;    // raw bytes; set, cas, lock, unlock
+  uint64_t flags = 0;   // set, cas, lock, unlock
+  uint64_t index = 0;   // cas, check-index, delete-cas
+  std::string session;  // lock, unlock, check-session
+
+  static TxnOp Set(std::string key, std::string value, uint64_t flags = 0);
+  static TxnOp Cas(std::string key, std::string value, uint64_t index, uint64_t flags = 0);
+  static TxnOp Lock(std::string key, std::string value, std::string session, uint64_t flags = 0);
+  static TxnOp Unlock(std::string key, std::string value, std::string session, uint64_t flags = 0);
+  static TxnOp Get(std::string key);
+  static TxnOp GetOrEmpty(std::string key);
+  static TxnOp GetTree(std::string prefix);
+  static TxnOp CheckIndex(std::string key, uint64_t index);
+  static TxnOp CheckSession(std::string key, std::string session);
+  static TxnOp CheckNotExists(std::string key);
+  static TxnOp Delete(std::string key);
+  static TxnOp DeleteTree(std::string prefix);
+  static TxnOp DeleteCas(std::string key, uint64_t index);
+};
+
+struct TxnError {
+  size_t op_index = 0;  // position of the failed op in the request
+  std::string what;     // Consul's reason
+};
+
+struct TxnResult {
+  bool committed = false;
+  // committed: the entries produced by the ops, in op order, as Consul returns them: reads
+  // return entries (get-or-empty of an absent key: an entry holding only the key); writes,
+  // check-index and check-session return the entry with an empty value; deletes and
+  // check-not-exists return nothing.
+  std::vector<DirEntry> results;
+  // !committed: why, per failed op.
+  std::vector<TxnError> errors;
+  // Present only if the server sent X-Consul-Index. Consul sends none for transactions, so
+  // do not rely on it.
+  std::optional<QueryMeta> meta;
+};
+
+// True if the reason of any failed op of `result` contains `words` (given in lower case; the
+// reasons are compared case-insensitively), e.g. "invalid session", "lock delay".
+bool TxnErrorSays(const TxnResult& result, absl::string_view words);
+
+// PUT /v1/txn with the ops as a JSON array. Errors (InvalidArgument naming the op, its verb and
+// key): no ops or more than kMaxTxnOps; an empty key (except get-tree/delete-tree prefixes) or
+// one starting with '/'; a value over kMaxValueBytes; lock/unlock/check-session without a
+// session; a body over kMaxTxnBodyBytes.
+absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops);
+
+// 200 -> committed with results; 409 -> rolled back with errors; anything else as errors.h.
+absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
+                                           const HttpResponse& response);
+
+}  // namespace registry::consul
+
+#endif  // CONSUL_TXN_H_

@@ -1,0 +1,371 @@
+// repository/consul_repository.cc
+#include "repository/consul_repository.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "consul/client.h"
+#include "consul/transport.h"
+#include "consul/txn.h"
+#include "repository/instance_session.h"
+#include "repository/key_space.h"
+#include "repository/session_keeper.h"
+#include "watch/watch_engine.h"
+
+namespace registry {
+namespace {
+
+// Optimistic writes (CAS on ModifyIndex) retry on conflict; this many conflicts in a row mean
+// the key is written so often that the caller should know.
+constexpr int kMaxCasAttempts = 64;
+
+absl::Status CasConflict(absl::string_view key) {
+  return absl::AbortedError(absl::StrCat("key '", key, "' kept changing during ", kMaxCasAttempts,
+                                         " compare-and-set attempts"));
+}
+
+// Writes of one call whose outcome is unknown (the reply was lost, or a 5xx) made again.
+constexpr int kMaxUnknownOutcomes = 3;
+
+// The InstanceSession of a ConsulRepository: its keeper, client, key space and options.
+class ConsulInstanceSession final : public InstanceSession {
+ public:
+  ConsulInstanceSession(SessionKeeper& keeper, consul::Client& client, consul::Canceller& canceller,
+                        const KeySpace& space, const ConsulRepositoryOptions& options)
+      : keeper_(keeper), client_(client), canceller_(canceller), space_(space), options_(options) {}
+
+  absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
+    return keeper_.AcquireSessionId(deadline);
+  }
+  absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
+                               absl::FunctionRef<absl::Status()> write) override {
+    return keeper_.PersistentWrite(consul_key, tree, write);
+  }
+  std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
+  void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
+  int AddSessionObserver(Observer observer) override {
+    return keeper_.AddSessionObserver(std::move(observer));
+  }
+  void RemoveSessionObserver(int id) override { keeper_.RemoveSessionObserver(id); }
+  consul::Client& client() override { return client_; }
+  consul::Canceller* canceller() override { return &canceller_; }
+  const KeySpace& key_space() const override { return space_; }
+  const ConsulRepositoryOptions& options() const override { return options_; }
+
+ private:
+  SessionKeeper& keeper_;
+  consul::Client& client_;
+  consul::Canceller& canceller_;
+  const KeySpace& space_;
+  const ConsulRepositoryOptions& options_;
+};
+
+class ConsulRepository final : public Repository {
+ public:
+  ConsulRepository(ConsulRepositoryOptions options, KeySpace space,
+                   std::unique_ptr<consul::Client> client)
+      : options_(std::move(options)),
+        space_(std::move(space)),
+        client_(std::move(client)),
+        keeper_(*client_, canceller_,
+                SessionKeeperOptions{absl::StrCat("registry:", space_.namespace_name()),
+                                     options_.session_ttl, options_.session_lock_delay,
+                                     options_.lock_retry, options_.client.request_timeout}),
+        session_(keeper_, *client_, canceller_, space_, options_) {}
+
+  ~ConsulRepository() override { Close().IgnoreError(); }
+
+  absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override {
+    RETURN_IF_ERROR(Check("Get", key, RootKey::kRejected));
+    absl::StatusOr<consul::KvGetRawResult> result =
+        client_->KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
+    if (!result.ok()) return Failed("Get", key, result.status());
+    return std::move(result->value);
+  }
+
+  absl::StatusOr<std::vector<std::string>> GetChildrenKeys(absl::string_view key) override {
+    RETURN_IF_ERROR(Check("GetChildrenKeys", key, RootKey::kAllowed));
+    const std::string prefix = space_.TreePrefix(key);
+    absl::StatusOr<consul::KvKeysResult> result =
+        client_->KvKeys(prefix, "/", consul::ConsistentRead(), &canceller_);
+    if (!result.ok()) return Failed("GetChildrenKeys", key, result.status());
+    return ChildNames(prefix, result->keys);
+  }
+
+  absl::StatusOr<bool> IsExisted(absl::string_view key) override {
+    RETURN_IF_ERROR(Check("IsExisted", key, RootKey::kRejected));
+    absl::StatusOr<consul::KvGetRawResult> result =
+        client_->KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
+    if (!result.ok()) return Failed("IsExisted", key, result.status());
+    return result->value.has_value();
+  }
+
+  absl::Status Persist(absl::string_view key, absl::string_view value) override {
+    RETURN_IF_ERROR(Check("Persist", key, RootKey::kRejected));
+    const std::string consul_key = space_.ConsulKey(key);
+    absl::Status status = keeper_.PersistentWrite(
+        consul_key, /*tree=*/false, [&] { return PersistRpc(key, consul_key, value); });
+    return status.ok() ? status : Failed("Persist", key, status);
+  }
+
+  absl::Status Update(absl::string_view key, absl::string_view value) override {
+    RETURN_IF_ERROR(Check("Update", key, RootKey::kRejected));
+    const std::string consul_key = space_.ConsulKey(key);
+    absl::Status status =
+        keeper_.Update(consul_key, value, [&] { return UpdateRpc(key, consul_key, value); });
+    return status.ok() ? status : Failed("Update", key, status);
+  }
+
+  absl::Status Delete(absl::string_view key) override {
+    RETURN_IF_ERROR(Check("Delete", key, RootKey::kAllowed));
+    const bool root = key == "/";
+    const std::string consul_key = root ? space_.namespace_name() : space_.ConsulKey(key);
+    std::vector<consul::TxnOp> ops;
+    // The key and the tree below it go together; "<ns>/a/" never matches "<ns>/ab".
+    if (!root) ops.push_back(consul::TxnOp::Delete(consul_key));
+    ops.push_back(consul::TxnOp::DeleteTree(space_.TreePrefix(key)));
+    absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/true, [&] {
+      absl::StatusOr<consul::TxnResult> sent = client_->Txn(ops, &canceller_);
+      // Deleting is unconditional, so a delete whose outcome is unknown is simply sent again.
+      consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
+      while (!sent.ok() && unknown.Retry(sent.status())) sent = client_->Txn(ops, &canceller_);
+      ASSIGN_OR_RETURN(consul::TxnResult result, std::move(sent));
+      if (!result.committed) {
+        return absl::InternalError(
+            absl::StrCat("delete transaction rolled back: ",
+                         result.errors.empty() ? "no reason given" : result.errors[0].what));
+      }
+      return absl::OkStatus();
+    });
+    return status.ok() ? status : Failed("Delete", key, status);
+  }
+
+  absl::Status PersistEphemeral(absl::string_view key, absl::string_view value) override {
+    RETURN_IF_ERROR(Check("PersistEphemeral", key, RootKey::kRejected));
+    absl::Status status = keeper_.PersistEphemeral(space_.ConsulKey(key), value);
+    return status.ok() ? status : Failed("PersistEphemeral", key, status);
+  }
+
+  absl::StatusOr<bool> PersistExclusiveEphemeral(absl::string_view key,
+                                                 absl::string_view value) override {
+    RETURN_IF_ERROR(Check("PersistExclusiveEphemeral", key, RootKey::kRejected));
+    absl::StatusOr<bool> created = keeper_.PersistExclusiveEphemeral(space_.ConsulKey(key), value);
+    if (!created.ok()) return Failed("PersistExclusiveEphemeral", key, created.status());
+    return created;
+  }
+
+  int AddConnectionListener(ConnectionListener listener) override {
+    return keeper_.AddConnectionListener(std::move(listener));
+  }
+
+  void RemoveConnectionListener(int id) override { keeper_.RemoveConnectionListener(id); }
+
+  using Repository::Watch;
+
+  absl::Status Watch(absl::string_view key, DataChangedListener listener,
+                     const DataListenerOptions& options) override {
+    RETURN_IF_ERROR(Check("Watch", key, RootKey::kAllowed));
+    if (!listener)
+      return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
+    ASSIGN_OR_RETURN(watch::WatchEngine * engine, Engine());
+    // "/a" is the Consul key "ns/a" (covering "ns/a/..."); the root is the prefix "ns/".
+    std::string consul_key = key == "/" ? space_.TreePrefix(key) : space_.ConsulKey(key);
+    watch::WatchOptions watch_options;
+    watch_options.replay_existing = options.replay_existing;
+    // No lock is held while the engine lists the subtree or calls back.
+    absl::StatusOr<watch::WatchId> id =
+        engine->Watch(std::move(consul_key), std::move(listener), watch_options);
+    if (!id.ok()) return Failed("Watch", key, id.status());
+    absl::MutexLock lock(&watch_mu_);
+    data_listeners_.emplace(std::string(key), *id);
+    return absl::OkStatus();
+  }
+
+  void RemoveDataListener(absl::string_view key) override {
+    std::vector<watch::WatchId> ids;
+    watch::WatchEngine* engine = nullptr;
+    {
+      absl::MutexLock lock(&watch_mu_);
+      auto [first, last] = data_listeners_.equal_range(std::string(key));
+      for (auto it = first; it != last; ++it) ids.push_back(it->second);
+      data_listeners_.erase(first, last);
+      engine = engine_.get();
+    }
+    for (watch::WatchId id : ids) engine->Remove(id);  // waits for running calls, no lock held
+  }
+
+  absl::Status Close() override {
+    watch::WatchEngine* engine = nullptr;
+    {
+      absl::MutexLock lock(&watch_mu_);
+      watch_closed_ = true;
+      data_listeners_.clear();
+      engine = engine_.get();
+    }
+    // The keeper first: its stop cancels every request and lock waiter (through the canceller),
+    // so that a data callback waiting in Lock() returns before the engine waits for it.
+    absl::Status status = keeper_.Stop();
+    if (engine != nullptr) engine->Close();
+    return status;
+  }
+
+  InstanceSession& session() { return session_; }
+
+ private:
+  // The watch engine, created on the first Watch(); FailedPrecondition once closed.
+  absl::StatusOr<watch::WatchEngine*> Engine() {
+    absl::MutexLock lock(&watch_mu_);
+    if (watch_closed_) return absl::FailedPreconditionError("Watch: the repository is closed");
+    if (engine_ == nullptr) {
+      watch::WatchEngineOptions options;
+      options.block_query_wait = options_.block_query_wait;
+      const KeySpace* space = &space_;
+      options.key_mapper = [space](absl::string_view consul_key) {
+        return space->RepositoryKey(consul_key);
+      };
+      ASSIGN_OR_RETURN(engine_, watch::WatchEngine::Create(client_.get(), std::move(options)));
+    }
+    return engine_.get();
+  }
+
+  // Validates `key` and fails once closed.
+  absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
+    if (absl::Status status = ValidateKey(key, root); !status.ok()) {
+      return absl::Status(status.code(), absl::StrCat(operation, ": ", status.message()));
+    }
+    if (keeper_.stopped()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(operation, " '", key, "': the repository is closed"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Prefixes `status` with the operation and the key; a request cancelled by Close() becomes
+  // FailedPrecondition like every call after it.
+  absl::Status Failed(absl::string_view operation, absl::string_view key, absl::Status status) {
+    if (status.code() == absl::StatusCode::kCancelled && keeper_.stopped()) {
+      status = absl::FailedPreconditionError("the repository is closed");
+    }
+    return absl::Status(status.code(), absl::StrCat(operation, " '", key, "': ", status.message()));
+  }
+
+  // Makes `consul_key` = `value`, persistent: a plain PUT would keep a holder session, so a
+  // held key is deleted and set again in one txn. Every write is conditional on the state read.
+  // A write whose outcome is unknown (its reply lost) is simply made again from a fresh read:
+  // the goal is a state, and writing an identical value changes nothing in Consul.
+  absl::Status PersistRpc(absl::string_view key, const std::string& consul_key,
+                          absl::string_view value) {
+    consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
+    for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+      ASSIGN_OR_RETURN(consul::KvGetResult current,
+                       client_->KvGet(consul_key, consul::ConsistentRead(), &canceller_));
+      bool written;
+      if (current.entry.has_value() && !current.entry->session.empty()) {
+        const std::vector<consul::TxnOp> ops = {
+            consul::TxnOp::CheckIndex(consul_key, current.entry->modify_index),
+            consul::TxnOp::Delete(consul_key),
+            consul::TxnOp::Set(consul_key, std::string(value)),
+        };
+        absl::StatusOr<consul::TxnResult> result = client_->Txn(ops, &canceller_);
+        if (!result.ok() && !unknown.Retry(result.status())) return result.status();
+        written = result.ok() && result->committed;
+      } else {
+        consul::KvPutOptions put;
+        put.cas = current.entry.has_value() ? current.entry->modify_index : 0;
+        absl::StatusOr<bool> put_result = client_->KvPut(consul_key, value, put, &canceller_);
+        if (!put_result.ok() && !unknown.Retry(put_result.status())) {
+          return put_result.status();
+        }
+        written = put_result.ok() && *put_result;
+      }
+      if (written) return absl::OkStatus();
+    }
+    return unknown.last().ok() ? CasConflict(key) : unknown.last();
+  }
+
+  // Overwrites an existing `consul_key`, keeping its holder (a CAS PUT keeps the session).
+  // As PersistRpc, a write whose outcome is unknown is made again from a fresh read.
+  absl::Status UpdateRpc(absl::string_view key, const std::string& consul_key,
+                         absl::string_view value) {
+    consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
+    for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+      ASSIGN_OR_RETURN(consul::KvGetResult current,
+                       client_->KvGet(consul_key, consul::ConsistentRead(), &canceller_));
+      if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");
+      consul::KvPutOptions put;
+      put.cas = current.entry->modify_index;
+      absl::StatusOr<bool> written = client_->KvPut(consul_key, value, put, &canceller_);
+      if (!written.ok() && !unknown.Retry(written.status())) return written.status();
+      if (written.ok() && *written) return absl::OkStatus();
+    }
+    return unknown.last().ok() ? CasConflict(key) : unknown.last();
+  }
+
+  const ConsulRepositoryOptions options_;
+  const KeySpace space_;
+  const std::unique_ptr<consul::Client> client_;
+  consul::Canceller canceller_;  // cancelled by Close(); shared by every request
+  SessionKeeper keeper_;         // stopped and joined before the client and canceller go
+  ConsulInstanceSession session_;
+
+  absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back
+  bool watch_closed_ ABSL_GUARDED_BY(watch_mu_) = false;
+  // Data listeners by repository key (several per key possible).
+  std::multimap<std::string, watch::WatchId> data_listeners_ ABSL_GUARDED_BY(watch_mu_);
+  // Declared last: destroyed (joining its threads) before everything it uses. Never reset
+  // before the repository goes, so the raw pointers handed out above stay valid.
+  std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(watch_mu_);
+};
+
+absl::Status OptionError(absl::string_view field, absl::Duration value,
+                         absl::string_view requirement) {
+  return absl::InvalidArgumentError(absl::StrCat("ConsulRepositoryOptions.", field, " = ",
+                                                 absl::FormatDuration(value), ": ", requirement));
+}
+
+}  // namespace
+
+absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& options) {
+  if (absl::Status status = ValidateNamespace(options.namespace_name); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ConsulRepositoryOptions.namespace_name: ", status.message()));
+  }
+  const absl::Duration ttl = options.session_ttl;
+  if (ttl <= absl::ZeroDuration() || ttl > absl::Hours(24)) {
+    return OptionError("session_ttl", ttl, "must be positive and at most 24h");
+  }
+  const absl::Duration lock_delay = options.session_lock_delay;
+  if (lock_delay < absl::ZeroDuration() || lock_delay > absl::Seconds(60)) {
+    return OptionError("session_lock_delay", lock_delay, "must be between 0 and 60s");
+  }
+  const absl::Duration wait = options.block_query_wait;
+  if (wait <= absl::ZeroDuration() || wait > absl::Minutes(10)) {
+    return OptionError("block_query_wait", wait, "must be positive and at most 10m");
+  }
+  const absl::Duration retry = options.lock_retry;
+  if (retry <= absl::ZeroDuration() || retry > ttl) {
+    return OptionError("lock_retry", retry, "must be positive and at most session_ttl");
+  }
+  return consul::ValidateClientOptions(options.client);
+}
+
+absl::StatusOr<std::unique_ptr<Repository>> NewConsulRepository(ConsulRepositoryOptions options) {
+  RETURN_IF_ERROR(ValidateConsulRepositoryOptions(options));
+  ASSIGN_OR_RETURN(KeySpace space, KeySpace::Create(options.namespace_name));
+  ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client, consul::Client::Create(options.client));
+  return std::make_unique<ConsulRepository>(std::move(options), std::move(space),
+                                            std::move(client));
+}
+
+InstanceSession* GetInstanceSession(Repository& repository) {
+  auto* consul_repository = dynamic_cast<ConsulRepository*>(&repository);
+  return consul_repository == nullptr ? nullptr : &consul_repository->session();
+}
+
+}  // namespace registry

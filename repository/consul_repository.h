@@ -1,0 +1,75 @@
+// repository/consul_repository.h
+//
+// The Consul-backed Repository: the factory the plugin calls. Keys live under "<namespace>/" in
+// Consul's KV store ("/a/b" is stored as "<namespace>/a/b"); ephemeral keys are bound to one
+// Consul session per repository instance (Behavior=delete, TTL-only, no health checks), created
+// on the first ephemeral write and renewed at session_ttl / 2 by a background thread.
+//
+// Session loss (renew answers 404, or no renew succeeded for longer than session_ttl): the
+// instance creates a new session, persists every ephemeral key it wrote again and tells the
+// connection listeners (CONNECTED, SUSPENDED, LOST, RECONNECTED; see repository.h).
+//
+// Lock-delay: when a session dies, Consul refuses to bind the keys it held to any session for
+// that session's lock-delay. Ephemeral writes that meet it retry every `lock_retry` for at most
+// `session_lock_delay` plus two retries (instances sharing a namespace are expected to share this
+// setting), so re-persisting after a session loss may take up to the lock-delay.
+//
+// Listeners: called from the repository's background thread, which also renews the session, so
+// they must return promptly (well within TTL/2). A listener may call Close().
+//
+// Close(): a second call is a no-op returning OK. If the session cannot be destroyed (server
+// unreachable), Close() still stops everything and returns the error; the keys then vanish when
+// the session expires (at most 2 x session_ttl later). The repository must not be destroyed
+// from inside one of its own listeners.
+//
+// Watches: the first Watch() creates one watch engine (watch/watch_engine.h) shared by every
+// data listener of the repository: one IO thread multiplexing one recursive blocking query per
+// registration (wait: block_query_wait) and normally one listener thread, whatever the number of
+// listeners. Close() stops it before destroying the session.
+//
+// Internal hook: GetInstanceSession() (instance_session.h) shares the instance session, client
+// and key space with code built on top of this repository, such as distributed locks.
+//
+// Thread safety: the returned repository may be used from any number of threads.
+#ifndef REPOSITORY_CONSUL_REPOSITORY_H_
+#define REPOSITORY_CONSUL_REPOSITORY_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "consul/client.h"
+#include "registry/repository.h"
+
+namespace registry {
+
+struct ConsulRepositoryOptions {
+  // Servers, ACL token, datacenter, TLS and request timeouts.
+  consul::ClientOptions client;
+  // Prefix of every key ("governance_ds"): non-empty, '/'-separated segments without empty,
+  // "." or ".." parts, no control characters, no leading or trailing '/' or spaces.
+  std::string namespace_name;
+  // TTL of the instance session; positive and at most 24 h. Consul's server-side minimum
+  // (session_ttl_min, 10 s by default) applies too.
+  absl::Duration session_ttl = absl::Seconds(30);
+  // Lock-delay of the instance session: after it dies, its keys cannot be re-bound for this
+  // long. Zero disables it; at most 60 s (Consul's cap).
+  absl::Duration session_lock_delay = absl::Seconds(15);
+  // Server-side wait of blocking reads (watches, lock waits); positive, at most 10 min.
+  absl::Duration block_query_wait = absl::Seconds(60);
+  // Pause between attempts refused by a lock-delay; positive, at most the session TTL.
+  absl::Duration lock_retry = absl::Milliseconds(500);
+};
+
+// Checks `options` without contacting any server. Errors: InvalidArgument naming the field.
+absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& options);
+
+// Validates `options` and returns a repository that has not contacted any server yet (the first
+// call does; no session exists until the first ephemeral write). Errors: InvalidArgument for bad
+// options (naming the field), or what the client reports for its own options.
+absl::StatusOr<std::unique_ptr<Repository>> NewConsulRepository(ConsulRepositoryOptions options);
+
+}  // namespace registry
+
+#endif  // REPOSITORY_CONSUL_REPOSITORY_H_

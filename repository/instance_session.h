@@ -1,0 +1,90 @@
+// repository/instance_session.h
+//
+// Internal hook (not part of the Repository contract) through which code built on the same
+// instance session, such as distributed locks, shares it: one Consul session per repository
+// instance, never one per lock or per key.
+//
+//   InstanceSession* session = GetInstanceSession(*repository);  // nullptr: not Consul-backed
+//   ASSIGN_OR_RETURN(std::string id, session->AcquireSessionId(absl::InfiniteFuture()));
+//   client.KvPut(lock_key, value, {.acquire = id}, session->canceller());
+//
+// Session events reach observers in order, from the repository's notifier thread (which never
+// renews), one at a time, with no repository lock held, each before connection listeners hear of
+// the same change: kLost names a session that is gone (every key and lock it
+// held is lost, or will be within one TTL at most if the server still has it, and is no longer
+// renewed); kCreated names the new live session. Observers must return promptly.
+//
+// Thread safety: all methods may be called concurrently from any thread.
+#ifndef REPOSITORY_INSTANCE_SESSION_H_
+#define REPOSITORY_INSTANCE_SESSION_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
+#include "registry/repository.h"
+#include "repository/consul_repository.h"
+#include "repository/key_space.h"
+
+namespace registry {
+
+class InstanceSession {
+ public:
+  enum class EventKind { kCreated, kLost };
+  struct Event {
+    EventKind kind;
+    std::string session_id;
+  };
+  using Observer = std::function<void(const Event&)>;
+
+  virtual ~InstanceSession() = default;
+
+  // Returns the id of the live instance session, creating the session if none exists yet, or
+  // waiting (at most about one TTL) while a lost one is being replaced; never past `deadline`.
+  // Errors: FailedPrecondition after Close(); Unavailable when no session could be created;
+  // DeadlineExceeded when `deadline` passed first (a create cut by it may leave a session on
+  // the server, which expires by its TTL).
+  virtual absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) = 0;
+
+  // Runs `write`, which leaves `consul_key` (and with `tree` every key below it) persistent or
+  // deleted, ordered against the instance's ephemeral writes; once it succeeds the instance no
+  // longer re-creates those keys after a session loss. For writes made outside the repository's
+  // own methods, such as fenced writes. Returns what `write` returns.
+  virtual absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
+                                       absl::FunctionRef<absl::Status()> write) = 0;
+
+  // The live session id, or "" when there is none (never created, lost, or closed).
+  virtual std::string CurrentSessionId() = 0;
+
+  // Tells the keeper that the server called `session_id` invalid (e.g. an acquire answered
+  // "invalid session"): it checks the session at once instead of at the next renewal.
+  virtual void ReportSessionInvalid(absl::string_view session_id) = 0;
+
+  // Registers `observer`; returns an id for removal. After RemoveSessionObserver returns the
+  // observer is not called again (unless it is removing itself from inside its own call).
+  virtual int AddSessionObserver(Observer observer) = 0;
+  virtual void RemoveSessionObserver(int id) = 0;
+
+  // The repository's client, and the canceller that Close() cancels: pass it to every request
+  // made on behalf of this instance so that Close() never waits for one.
+  virtual consul::Client& client() = 0;
+  virtual consul::Canceller* canceller() = 0;
+
+  // How repository keys map to Consul keys, and the options the repository was made with
+  // (block_query_wait, lock_retry, session_lock_delay, ...).
+  virtual const KeySpace& key_space() const = 0;
+  virtual const ConsulRepositoryOptions& options() const = 0;
+};
+
+// The instance session of a repository made by NewConsulRepository(), else nullptr. Valid as
+// long as the repository object lives.
+InstanceSession* GetInstanceSession(Repository& repository);
+
+}  // namespace registry
+
+#endif  // REPOSITORY_INSTANCE_SESSION_H_

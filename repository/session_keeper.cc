@@ -1,0 +1,450 @@
+// repository/session_keeper.cc
+//
+// The session life cycle, the background threads (renewal; event delivery) and event delivery. The
+// ephemeral writes (Bind, PersistentWrite, Update and the re-persist pass) are in
+// session_keeper_writes.cc.
+#include "repository/session_keeper.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/backoff.h"
+#include "base/monotonic.h"
+#include "base/status_macros.h"
+#include "consul/errors.h"
+#include "consul/session.h"
+
+namespace registry {
+
+SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& canceller,
+                             SessionKeeperOptions options)
+    : client_(client), canceller_(canceller), options_(std::move(options)) {}
+
+SessionKeeper::~SessionKeeper() {
+  Stop().IgnoreError();
+  std::thread threads[3];
+  {
+    absl::MutexLock lock(&mu_);
+    threads[0] = std::move(thread_);
+    threads[1] = std::move(notifier_);
+    threads[2] = std::move(restorer_);
+  }
+  for (std::thread& thread : threads) {
+    if (!thread.joinable()) continue;
+    if (thread.get_id() == std::this_thread::get_id()) {
+      // The thread would return into a destroyed object: a programming error, not a race.
+      std::fprintf(stderr, "registry: repository destroyed from its own listener; aborting\n");
+      std::abort();
+    }
+    thread.join();
+  }
+}
+
+absl::Status SessionKeeper::ClosedError() const {
+  return absl::FailedPreconditionError("the repository is closed");
+}
+
+bool SessionKeeper::stopped() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+absl::Status SessionKeeper::Stop() {
+  std::thread thread;
+  std::thread notifier;
+  std::thread restorer;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::OkStatus();
+    stopping_ = true;
+    if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
+    if (notifier_id_ != std::this_thread::get_id()) notifier = std::move(notifier_);
+    restorer = std::move(restorer_);
+  }
+  renew_signal_.Notify();
+  restore_signal_.Notify();
+  canceller_.Cancel();  // in-flight renewals, creations and user requests return at once
+  if (thread.joinable()) thread.join();
+  if (notifier.joinable()) notifier.join();
+  if (restorer.joinable()) restorer.join();
+  std::vector<std::string> doomed;
+  {
+    absl::MutexLock lock(&mu_);
+    swept_ = true;
+    doomed = std::move(orphans_);
+    if (!session_id_.empty()) doomed.push_back(std::exchange(session_id_, ""));
+    if (!pending_destroy_.empty()) doomed.push_back(std::exchange(pending_destroy_, ""));
+    ephemeral_.clear();
+    events_.clear();
+  }
+  // One request timeout for all of them: Close() must not block for longer.
+  const absl::Time deadline = absl::Now() + options_.request_timeout;
+  absl::Status status;
+  for (const std::string& id : doomed) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      status.Update(absl::DeadlineExceededError(
+          absl::StrCat("no time left to destroy session ", id, "; it expires by its TTL")));
+      continue;
+    }
+    absl::Status destroyed = DestroySessionRpc(id, nullptr, left);
+    if (!destroyed.ok()) {
+      status.Update(absl::Status(
+          destroyed.code(),
+          absl::StrCat("session ", id, " not destroyed (it expires by its TTL, ",
+                       absl::FormatDuration(options_.ttl), "): ", destroyed.message())));
+    }
+  }
+  return status;
+}
+
+absl::StatusOr<std::string> SessionKeeper::CreateSessionRpc(absl::Time deadline) {
+  consul::SessionCreateOptions create;
+  create.name = options_.session_name;
+  create.behavior = consul::SessionBehavior::kDelete;
+  create.ttl = options_.ttl;
+  create.lock_delay = options_.lock_delay;
+  // A create cut by the deadline may still have made a session: it expires by its TTL.
+  consul::Canceller call(&canceller_, deadline);
+  return client_.CreateSession(create, &call);
+}
+
+absl::Status SessionKeeper::DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
+                                              absl::Duration timeout) {
+  ASSIGN_OR_RETURN(consul::HttpRequest request, consul::BuildSessionDestroyRequest(id));
+  request.timeout = timeout;
+  ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, canceller));
+  return consul::ParseSessionDestroyResponse(request, response);
+}
+
+absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const std::string& id) {
+  ASSIGN_OR_RETURN(consul::HttpRequest request, consul::BuildSessionRenewRequest(id));
+  // Renewal starts TTL/2 after the last success and the session counts as lost a TTL after it:
+  // a quarter of the TTL per call (the client's retries included) leaves room for another call.
+  request.timeout = std::clamp(options_.ttl / 4, absl::Milliseconds(100), options_.request_timeout);
+  ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, &canceller_));
+  return consul::ParseSessionRenewResponse(request, response);
+}
+
+bool SessionKeeper::ProbeLeaderless() {
+  consul::Canceller probe(
+      &canceller_,
+      absl::Now() + std::clamp(options_.ttl / 10, absl::Milliseconds(100), absl::Seconds(1)));
+  absl::StatusOr<std::string> leader = client_.Leader(&probe);
+  return leader.ok() ? leader->empty() : consul::IsLeaderlessAnswer(leader.status());
+}
+
+absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time wait_until =
+      std::min(deadline, absl::Now() + std::max(options_.ttl, options_.request_timeout));
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !session_id_.empty() || (phase_ == Phase::kNone && !creating_);
+  };
+  for (;;) {
+    if (stopping_) return ClosedError();
+    if (!session_id_.empty()) return session_id_;
+    if (phase_ == Phase::kNone && !creating_) {
+      creating_ = true;
+      mu_.Unlock();
+      absl::StatusOr<std::string> id = CreateSessionRpc(deadline);
+      mu_.Lock();
+      creating_ = false;
+      if (stopping_) {
+        if (id.ok() && !swept_) orphans_.push_back(*id);
+        if (id.ok() && swept_) {
+          mu_.Unlock();
+          DestroySessionRpc(*id, nullptr, options_.request_timeout).IgnoreError();
+          mu_.Lock();
+        }
+        return ClosedError();
+      }
+      if (!id.ok()) return id.status();
+      AdoptSessionLocked(*std::move(id));
+      return session_id_;
+    }
+    if (!mu_.AwaitWithDeadline(absl::Condition(&ready), wait_until)) {
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError("no instance session before the caller's deadline");
+      }
+      return absl::UnavailableError("no instance session: the lost one is still being replaced");
+    }
+  }
+}
+
+std::string SessionKeeper::CurrentSessionId() {
+  absl::MutexLock lock(&mu_);
+  return session_id_;
+}
+
+void SessionKeeper::ReportSessionInvalid(absl::string_view session_id) {
+  absl::MutexLock lock(&mu_);
+  if (!session_id.empty() && session_id == session_id_) WakeRenewerLocked();
+}
+
+void SessionKeeper::AdoptSessionLocked(std::string id) {
+  const bool first = phase_ == Phase::kNone;
+  const absl::Time now = MonotonicNow();
+  session_id_ = std::move(id);
+  // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
+  events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
+  last_renewed_ = now;
+  next_renew_ = now + options_.ttl / 2;
+  create_failures_ = 0;
+  if (first) {
+    phase_ = Phase::kLive;
+    PublishLocked(ConnectionState::kConnected);
+  } else {
+    phase_ = Phase::kRestoring;  // RECONNECTED once every remembered key is bound again
+    restore_needed_ = true;
+    restore_signal_.Notify();
+    next_restore_ = now;
+  }
+  if (first) StartThreadLocked();
+}
+
+void SessionKeeper::StartThreadLocked() {
+  thread_ = std::thread([this] { Run(); });
+  thread_id_ = thread_.get_id();
+  notifier_ = std::thread([this] { Notify(); });
+  notifier_id_ = notifier_.get_id();
+  restorer_ = std::thread([this] { Restore(); });
+}
+
+void SessionKeeper::PublishLocked(ConnectionState state) {
+  if (last_state_ == state) return;
+  last_state_ = state;
+  events_.push_back(state);
+}
+
+absl::Duration SessionKeeper::CreateBackoffLocked(int failures) {
+  const absl::Duration first =
+      std::clamp(options_.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
+  const absl::Duration max = std::clamp(options_.ttl / 4, first, absl::Seconds(10));
+  return BackoffDelay(first, max, failures, bitgen_);
+}
+
+absl::Duration SessionKeeper::RenewRetryDelayLocked() {
+  // About once a second, as Consul's own client does, so that a renewal retried through a leader
+  // election lands as soon as a new leader serves; a short TTL retries sooner.
+  const absl::Duration every =
+      std::clamp(options_.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
+  return BackoffDelay(every, every, 1, bitgen_);
+}
+
+absl::Time SessionKeeper::NextDueLocked() const {
+  absl::Time due = absl::InfiniteFuture();
+  if (!session_id_.empty()) due = std::min(due, next_renew_);
+  if (phase_ == Phase::kLost) due = std::min(due, next_create_);
+  return due;
+}
+
+bool SessionKeeper::RestoreDueLocked() const {
+  return !session_id_.empty() && restore_needed_ && MonotonicNow() >= next_restore_;
+}
+
+void SessionKeeper::Restore() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    if (RestoreDueLocked()) {
+      RestorePassLocked();
+      continue;
+    }
+    const absl::Duration wait = restore_needed_ && !session_id_.empty()
+                                    ? next_restore_ - MonotonicNow()
+                                    : absl::InfiniteDuration();
+    mu_.Unlock();
+    restore_signal_.WaitFor(wait);  // on the steady clock; notified when work arrives
+    mu_.Lock();
+  }
+}
+
+void SessionKeeper::WakeRenewerLocked() {
+  wake_ = true;
+  renew_signal_.Notify();
+}
+
+void SessionKeeper::Run() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    const absl::Time now = MonotonicNow();
+    if (wake_) {
+      wake_ = false;
+      next_renew_ = now;
+    }
+    const bool has_session = !session_id_.empty();
+    if (has_session && now >= next_renew_) {
+      RenewLocked();
+    } else if (phase_ == Phase::kLost && now >= next_create_) {
+      RecreateLocked();
+    } else {
+      const absl::Duration wait = NextDueLocked() - now;
+      mu_.Unlock();
+      renew_signal_.WaitFor(wait);  // on the steady clock: a wall-clock step changes nothing
+      mu_.Lock();
+    }
+  }
+}
+
+void SessionKeeper::Notify() {
+  absl::MutexLock lock(&mu_);
+  auto has_work = [this]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !events_.empty(); };
+  while (!stopping_) {
+    mu_.Await(absl::Condition(&has_work));
+    DeliverEventsLocked();
+  }
+}
+
+void SessionKeeper::RenewLocked() {
+  const std::string id = session_id_;
+  const absl::Time sent = MonotonicNow();
+  mu_.Unlock();
+  absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id);
+  mu_.Lock();
+  if (stopping_ || session_id_ != id) return;
+  if (renewed.ok() && renewed->has_value()) {
+    last_renewed_ = sent;
+    next_renew_ = sent + options_.ttl / 2;
+    if (phase_ == Phase::kSuspended) {
+      phase_ = Phase::kLive;
+      PublishLocked(ConnectionState::kReconnected);
+    }
+    return;
+  }
+  if (renewed.ok()) {  // 404: the server no longer knows the session
+    MarkLostLocked(/*maybe_alive=*/false);
+    return;
+  }
+  if (phase_ == Phase::kLive) {
+    phase_ = Phase::kSuspended;
+    PublishLocked(ConnectionState::kSuspended);
+    std::fprintf(stderr, "registry: renewing the instance session failed: %s\n",
+                 renewed.status().ToString().c_str());
+  }
+  // Only a leader expires sessions, and a new leader restarts every session's timer when it
+  // takes over: while the cluster has no leader the session cannot expire, and it lives for a
+  // TTL after the last sign of an election.
+  if (consul::IsLeaderlessAnswer(renewed.status())) last_leaderless_ = sent;
+  auto lost_at = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return std::max(last_renewed_, last_leaderless_) + options_.ttl;
+  };
+  absl::Time now = MonotonicNow();
+  if (now >= lost_at()) {
+    // Last chance: is the cluster electing a leader (its followers hold requests until one is
+    // elected, so a renewal times out instead of hearing so)?
+    mu_.Unlock();
+    const bool leaderless = ProbeLeaderless();
+    mu_.Lock();
+    if (stopping_ || session_id_ != id) return;
+    now = MonotonicNow();
+    if (leaderless) last_leaderless_ = now;
+  }
+  if (now >= lost_at()) {
+    MarkLostLocked(/*maybe_alive=*/true);
+    return;
+  }
+  next_renew_ = std::min(now + RenewRetryDelayLocked(), lost_at());
+}
+
+void SessionKeeper::MarkLostLocked(bool maybe_alive) {
+  std::string old = std::exchange(session_id_, "");
+  std::fprintf(stderr, "registry: instance session lost (%s); creating a new one\n",
+               maybe_alive ? "no renewal succeeded for a whole TTL" : "unknown to the server");
+  old_sessions_.push_back(old);
+  if (old_sessions_.size() > 8) old_sessions_.pop_front();
+  // The server may still have it (a partition): destroy it so that it stops holding keys.
+  if (maybe_alive) pending_destroy_ = old;
+  phase_ = Phase::kLost;
+  next_create_ = MonotonicNow();
+  // Observers first: held locks are marked lost before a listener hears LOST.
+  events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
+  PublishLocked(ConnectionState::kLost);
+}
+
+void SessionKeeper::RecreateLocked() {
+  const std::string doomed = std::exchange(pending_destroy_, "");
+  mu_.Unlock();
+  if (!doomed.empty()) {
+    DestroySessionRpc(doomed, &canceller_, std::min(options_.ttl, options_.request_timeout))
+        .IgnoreError();  // best effort: it expires on its own anyway
+  }
+  absl::StatusOr<std::string> id = CreateSessionRpc(absl::InfiniteFuture());
+  mu_.Lock();
+  if (stopping_) {
+    if (id.ok()) orphans_.push_back(*id);  // Stop() destroys it after joining this thread
+    return;
+  }
+  if (!id.ok()) {
+    ++create_failures_;
+    next_create_ = MonotonicNow() + CreateBackoffLocked(create_failures_);
+    if (create_failures_ == 1) {
+      std::fprintf(stderr, "registry: creating the instance session failed: %s\n",
+                   id.status().ToString().c_str());
+    }
+    return;
+  }
+  AdoptSessionLocked(*std::move(id));
+}
+
+void SessionKeeper::DeliverEventsLocked() {
+  while (!events_.empty() && !stopping_) {
+    Event event = std::move(events_.front());
+    events_.pop_front();
+    const bool is_state = std::holds_alternative<ConnectionState>(event);
+    std::vector<int> ids;
+    for (const auto& [id, callback] : callbacks_) {
+      if (is_state == callback.is_listener) ids.push_back(id);
+    }
+    for (int id : ids) {
+      auto it = callbacks_.find(id);
+      if (it == callbacks_.end() || stopping_) continue;
+      Callback callback = it->second;
+      calling_id_ = id;
+      mu_.Unlock();
+      if (is_state && callback.listener) {
+        callback.listener(std::get<ConnectionState>(event));
+      } else if (!is_state && callback.observer) {
+        callback.observer(std::get<InstanceSession::Event>(event));
+      }
+      mu_.Lock();
+      calling_id_ = 0;
+    }
+  }
+}
+
+int SessionKeeper::AddCallback(Callback callback) {
+  absl::MutexLock lock(&mu_);
+  const int id = next_callback_id_++;
+  callbacks_.emplace(id, std::move(callback));
+  return id;
+}
+
+void SessionKeeper::RemoveCallback(int id) {
+  absl::MutexLock lock(&mu_);
+  callbacks_.erase(id);
+  if (std::this_thread::get_id() == notifier_id_) return;  // removing itself from its own call
+  auto done = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return calling_id_ != id; };
+  mu_.Await(absl::Condition(&done));
+}
+
+int SessionKeeper::AddConnectionListener(Repository::ConnectionListener listener) {
+  return AddCallback(Callback{true, std::move(listener), nullptr});
+}
+
+void SessionKeeper::RemoveConnectionListener(int id) { RemoveCallback(id); }
+
+int SessionKeeper::AddSessionObserver(Observer observer) {
+  return AddCallback(Callback{false, nullptr, std::move(observer)});
+}
+
+void SessionKeeper::RemoveSessionObserver(int id) { RemoveCallback(id); }
+
+bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {
+  absl::MutexLock lock(&mu_);
+  return !mu_.AwaitWithTimeout(absl::Condition(&stopping_), duration);
+}
+
+}  // namespace registry

@@ -1,0 +1,230 @@
+// repository/session_keeper.h
+//
+// SessionKeeper owns the instance session of one repository and the ephemeral keys bound to it.
+//
+//  - The session (Behavior=delete, TTL-only) is created by the first ephemeral write, in the
+//    caller's thread; from then on a background thread renews it every TTL/2.
+//  - A failing renewal makes the state SUSPENDED and is retried about once a second; the
+//    session counts as lost when the server answers 404 or no renewal succeeded for a whole TTL
+//    (the server may have expired it; it is then destroyed on a best-effort basis so that the
+//    server agrees) - a TTL counted from the last sign that the cluster had no leader, if later:
+//    only a leader expires sessions, and a new one restarts their timers. After a loss the
+//    thread creates a new session, and a second thread, the restorer, binds every remembered
+//    ephemeral key to it again (LOST, then RECONNECTED once all are back), up to
+//    kMaxKeysPerBatch keys per transaction; renewal, on its own thread, never
+//    waits for that work or for user writes. A key made by an exclusive write is taken back only
+//    if it is absent or still held by an earlier session of this instance, otherwise forgotten.
+//  - Connection listeners and session observers are called from a third thread, the notifier,
+//    in order, with no lock held: never from the thread that renews, so a listener may call any
+//    method (even one that waits for a new session) without stalling renewal. On a loss, the
+//    observers (held locks) learn of it before the listeners hear LOST.
+//
+// Write ordering: ephemeral writes and re-persisting hold `write_mu_` exclusively for one attempt
+// (or one restore batch) at a time; persistent writes (Persist, Update, Delete) hold it shared and
+// then forget (or, for Update, refresh) what they overwrote. So the remembered key -> value map
+// always matches the last write that reached the server.
+//
+// Thread safety: all public methods may be called concurrently from any thread. Stop() may be
+// called from a listener (the thread is then joined by the destructor instead).
+#ifndef REPOSITORY_SESSION_KEEPER_H_
+#define REPOSITORY_SESSION_KEEPER_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "base/monotonic.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
+#include "registry/repository.h"
+#include "repository/ephemeral_writer.h"
+#include "repository/instance_session.h"
+
+namespace registry {
+
+struct SessionKeeperOptions {
+  std::string session_name;
+  absl::Duration ttl = absl::Seconds(30);
+  absl::Duration lock_delay = absl::Seconds(15);
+  absl::Duration lock_retry = absl::Milliseconds(500);
+  absl::Duration request_timeout = absl::Seconds(30);
+};
+
+class SessionKeeper {
+ public:
+  // `client` and `canceller` must outlive the keeper; Stop() cancels `canceller`.
+  SessionKeeper(consul::Client& client, consul::Canceller& canceller, SessionKeeperOptions options);
+  ~SessionKeeper();  // Stop(), then joins the thread
+  SessionKeeper(const SessionKeeper&) = delete;
+  SessionKeeper& operator=(const SessionKeeper&) = delete;
+
+  // Binds `consul_key` = `value` to the instance session whoever held it, and remembers it.
+  // Lock-delay refusals are retried every lock_retry for at most lock_delay + 2 * lock_retry,
+  // then Unavailable. FailedPrecondition once stopped.
+  absl::Status PersistEphemeral(absl::string_view consul_key, absl::string_view value);
+
+  // Creates `consul_key` = `value` bound to the instance session unless it exists; true iff
+  // this call created it (then it is remembered). Lock-delay handling as above.
+  absl::StatusOr<bool> PersistExclusiveEphemeral(absl::string_view consul_key,
+                                                 absl::string_view value);
+
+  // Runs `write` (a persistent write of `consul_key`, and with `tree` of everything under
+  // `consul_key` + "/") ordered against ephemeral writes; on success forgets the keys it
+  // overwrote or deleted.
+  absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
+                               absl::FunctionRef<absl::Status()> write);
+
+  // Runs `update` (which keeps the key's holder) ordered against ephemeral writes; on success a
+  // remembered `consul_key` is re-persisted with `value` from then on.
+  absl::Status Update(absl::string_view consul_key, absl::string_view value,
+                      absl::FunctionRef<absl::Status()> update);
+
+  int AddConnectionListener(Repository::ConnectionListener listener);
+  void RemoveConnectionListener(int id);
+
+  // Stops the thread (cancelling in-flight requests), then destroys the session so that its
+  // keys vanish at once. Later calls fail with FailedPrecondition. Idempotent.
+  absl::Status Stop();
+  bool stopped();
+
+  // As InstanceSession (instance_session.h) describes them.
+  using Observer = InstanceSession::Observer;
+  absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline);
+  std::string CurrentSessionId();
+  void ReportSessionInvalid(absl::string_view session_id);
+  int AddSessionObserver(Observer observer);
+  void RemoveSessionObserver(int id);
+
+ private:
+  enum class Phase {
+    kNone,       // no session yet
+    kLive,       // session renewed in time
+    kSuspended,  // renewals failing, session maybe alive
+    kLost,       // no session; creating one
+    kRestoring,  // new session; ephemeral keys being bound to it again
+  };
+  struct Ephemeral {
+    std::string value;
+    bool exclusive = false;
+    std::string bound_session;  // the session the key was last bound to
+  };
+  using Event = std::variant<ConnectionState, InstanceSession::Event>;
+  struct Callback {
+    bool is_listener = false;
+    Repository::ConnectionListener listener;  // set for a listener (may still be empty)
+    Observer observer;                        // set for an observer (may still be empty)
+  };
+
+  absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
+  // Creates a session (RPC, no lock held), giving up at `deadline`.
+  absl::StatusOr<std::string> CreateSessionRpc(absl::Time deadline);
+  // Destroys `id` (best effort, within `timeout`); returns the client's status.
+  absl::Status DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
+                                 absl::Duration timeout);
+
+  void StartThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run();
+  // The notifier's loop: delivers events until stopped.
+  void Notify();
+  // The restorer's loop: runs restore passes when due, until stopped.
+  void Restore();
+  bool RestoreDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Binds every remembered key not bound to the live session to it, in batches.
+  void RestorePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One batch of the pass (write_mu_ held exclusively, mu_ not held).
+  void RestoreBatch(std::vector<BindRequest> batch, const std::string& session, bool* retry_later,
+                    bool* stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Records what became of one key of a restore; sets `*retry_later` and `*stop` as needed.
+  void RecordRestore(const std::string& key, const std::string& session, BindOutcome outcome,
+                     bool* retry_later, bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
+  void MarkLostLocked(bool maybe_alive) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id);
+  void AdoptSessionLocked(std::string id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishLocked(ConnectionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delay before the next session create after `failures` failed ones.
+  absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Asks the servers for the leader; true when one answers that there is none. Without mu_.
+  bool ProbeLeaderless();
+  // Delay before a failed renewal is made again.
+  absl::Duration RenewRetryDelayLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Time NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets wake_ and wakes the renewal thread (which checks the session at once).
+  void WakeRenewerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sleeps for `duration` unless stopped first; returns false if stopped.
+  bool SleepUnlessStopped(absl::Duration duration);
+  int AddCallback(Callback callback);
+  void RemoveCallback(int id);
+  absl::Status ClosedError() const;
+
+  consul::Client& client_;
+  consul::Canceller& canceller_;
+  const SessionKeeperOptions options_;
+
+  // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.
+  // Acquired before mu_, never while holding it.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+
+  absl::Mutex mu_;
+  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kNone;
+  bool creating_ ABSL_GUARDED_BY(mu_) = false;  // a caller is creating the first session
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;  // check the session now
+  std::string session_id_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> old_sessions_ ABSL_GUARDED_BY(mu_);  // earlier sessions, newest last
+  // Schedules, on MonotonicNow()'s clock (monotonic.h): a wall-clock step changes none of them.
+  absl::Time last_renewed_ ABSL_GUARDED_BY(mu_);  // send time of the last successful renewal
+  // When a server last said the cluster had no leader (monotonic); InfinitePast when never.
+  absl::Time last_leaderless_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_create_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_restore_ ABSL_GUARDED_BY(mu_);
+  // The renewal and restore threads sleep on these (steady clock), not on mu_.
+  WakeupSignal renew_signal_;
+  WakeupSignal restore_signal_;
+  int create_failures_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Ephemeral> ephemeral_ ABSL_GUARDED_BY(mu_);  // consul key -> state
+
+  std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
+  std::optional<ConnectionState> last_state_ ABSL_GUARDED_BY(mu_);
+  std::map<int, Callback> callbacks_ ABSL_GUARDED_BY(mu_);
+  int next_callback_id_ ABSL_GUARDED_BY(mu_) = 1;
+  int calling_id_ ABSL_GUARDED_BY(mu_) = 0;  // callback running now, 0 if none
+
+  bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;       // some key is bound to an old session
+  std::string pending_destroy_ ABSL_GUARDED_BY(mu_);       // lost session the server may still have
+  std::vector<std::string> orphans_ ABSL_GUARDED_BY(mu_);  // created while stopping
+  bool swept_ ABSL_GUARDED_BY(mu_) = false;                // Stop() destroyed the sessions
+
+  // Started with the first session; joined by Stop() (the notifier by the destructor when Stop()
+  // ran on it, from a listener). thread_ renews and re-creates the session, and nothing else, so
+  // that renewal never waits behind restore work or user writes; restorer_ binds remembered keys
+  // to a new session; notifier_ delivers events_ and nothing else.
+  std::thread thread_ ABSL_GUARDED_BY(mu_);
+  std::thread::id thread_id_ ABSL_GUARDED_BY(mu_);
+  std::thread notifier_ ABSL_GUARDED_BY(mu_);
+  std::thread::id notifier_id_ ABSL_GUARDED_BY(mu_);
+  std::thread restorer_ ABSL_GUARDED_BY(mu_);  // runs the restore passes; joined by Stop()
+};
+
+}  // namespace registry
+
+#endif  // REPOSITORY_SESSION_KEEPER_H_

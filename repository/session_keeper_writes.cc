@@ -1,0 +1,254 @@
+// repository/session_keeper_writes.cc
+//
+// Ephemeral writes and their ordering against persistent writes (see session_keeper.h), and the
+// pass that binds remembered keys to a new session.
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "base/monotonic.h"
+#include "base/status_macros.h"
+#include "consul/transport.h"
+#include "repository/session_keeper.h"
+
+namespace registry {
+
+absl::Status SessionKeeper::PersistEphemeral(absl::string_view consul_key,
+                                             absl::string_view value) {
+  return Bind(consul_key, value, /*exclusive=*/false).status();
+}
+
+absl::StatusOr<bool> SessionKeeper::PersistExclusiveEphemeral(absl::string_view consul_key,
+                                                              absl::string_view value) {
+  return Bind(consul_key, value, /*exclusive=*/true);
+}
+
+absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::string_view value,
+                                         bool exclusive) {
+  // Whoever held the key last died at most one lock-delay ago (or holds it still, which does
+  // not involve a delay), so waiting longer than that means something else is wrong.
+  const absl::Time deadline = absl::Now() + options_.lock_delay + 2 * options_.lock_retry;
+  int quick_retries = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(std::string session, AcquireSessionId(absl::InfiniteFuture()));
+    BindOutcome outcome;
+    {
+      absl::WriterMutexLock write_lock(&write_mu_);
+      bool held_before = false;  // already bound to this session with this value
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return ClosedError();
+        if (session_id_ != session) continue;  // replaced meanwhile: use the new one
+        auto it = ephemeral_.find(std::string(consul_key));
+        held_before = it != ephemeral_.end() && it->second.bound_session == session &&
+                      it->second.value == value;
+      }
+      absl::StatusOr<BindOutcome> attempt =
+          exclusive
+              ? AttemptCreateExclusive(client_, consul_key, value, session, &canceller_)
+              : AttemptBind(
+                    client_,
+                    BindRequest{std::string(consul_key), std::string(value), session, false, {}},
+                    &canceller_);
+      if (!attempt.ok() && !stopped() && consul::IsUnknownOutcome(attempt.status())) {
+        // The txn is never resent (a resend would fail against its own first apply), so a lost
+        // reply leaves its outcome unknown: learn it from the key instead of failing a write
+        // that may have landed (and would then be bound but not remembered).
+        absl::StatusOr<BindOutcome> resolved = ResolveUnknownOutcome(
+            client_, consul_key, value, session, exclusive && held_before, &canceller_);
+        if (resolved.ok()) attempt = resolved;
+      }
+      if (!attempt.ok()) return stopped() ? ClosedError() : attempt.status();
+      outcome = *attempt;
+      if (outcome == BindOutcome::kBound) {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return ClosedError();
+        ephemeral_[std::string(consul_key)] = Ephemeral{std::string(value), exclusive, session};
+        if (session_id_ != session) {
+          // The session was lost while the txn ran: bind the key to the new one too.
+          restore_needed_ = true;
+          next_restore_ = MonotonicNow();
+          restore_signal_.Notify();
+          WakeRenewerLocked();
+        }
+        return true;
+      }
+      if (outcome == BindOutcome::kExists) return false;
+    }
+    if (outcome == BindOutcome::kChanged && ++quick_retries <= 2) {
+      continue;  // a concurrent writer got in between: read again at once
+    }
+    if (outcome == BindOutcome::kBadSession) {
+      ReportSessionInvalid(session);
+      absl::MutexLock lock(&mu_);
+      auto replaced = [this, &session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || session_id_ != session;
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&replaced), deadline);
+    }
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::UnavailableError(absl::StrCat(
+          "ephemeral key '", consul_key, "' could not be bound to the instance session within ",
+          absl::FormatDuration(options_.lock_delay + 2 * options_.lock_retry),
+          " (last attempt: ", BindOutcomeName(outcome), ")"));
+    }
+    if (outcome != BindOutcome::kBadSession &&
+        !SleepUnlessStopped(std::min(options_.lock_retry, deadline - now))) {
+      return ClosedError();
+    }
+  }
+}
+
+absl::Status SessionKeeper::PersistentWrite(absl::string_view consul_key, bool tree,
+                                            absl::FunctionRef<absl::Status()> write) {
+  absl::ReaderMutexLock write_lock(&write_mu_);
+  RETURN_IF_ERROR(write());
+  absl::MutexLock lock(&mu_);
+  ephemeral_.erase(std::string(consul_key));
+  if (tree) {
+    const std::string prefix = absl::StrCat(consul_key, "/");
+    auto it = ephemeral_.lower_bound(prefix);
+    while (it != ephemeral_.end() && absl::StartsWith(it->first, prefix)) {
+      it = ephemeral_.erase(it);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_view value,
+                                   absl::FunctionRef<absl::Status()> update) {
+  {
+    absl::ReaderMutexLock write_lock(&write_mu_);
+    bool remembered;
+    {
+      absl::MutexLock lock(&mu_);
+      remembered = ephemeral_.contains(std::string(consul_key));
+    }
+    // Ephemeral keys are only added under the exclusive lock, so this answer holds for as long
+    // as the shared lock is held.
+    if (!remembered) return update();
+  }
+  absl::WriterMutexLock write_lock(&write_mu_);
+  RETURN_IF_ERROR(update());
+  absl::MutexLock lock(&mu_);
+  auto it = ephemeral_.find(std::string(consul_key));
+  if (it != ephemeral_.end()) it->second.value = std::string(value);
+  return absl::OkStatus();
+}
+
+void SessionKeeper::RestorePassLocked() {
+  const std::string session = session_id_;
+  std::vector<std::string> pending;
+  for (const auto& [key, ephemeral] : ephemeral_) {
+    if (ephemeral.bound_session != session) pending.push_back(key);
+  }
+  if (pending.empty()) {
+    restore_needed_ = false;
+    if (phase_ == Phase::kRestoring) {
+      phase_ = Phase::kLive;
+      PublishLocked(ConnectionState::kReconnected);
+    }
+    return;
+  }
+  const absl::flat_hash_set<std::string> own_sessions(old_sessions_.begin(), old_sessions_.end());
+  bool retry_later = false;
+  bool stop = false;
+  size_t next = 0;
+  while (next < pending.size() && !stop) {
+    // Up to kMaxKeysPerBatch keys still to bind, in one transaction (mu_ is released for the
+    // request; write_mu_ orders it against user writes, one batch at a time).
+    std::vector<BindRequest> batch;
+    for (; next < pending.size() && batch.size() < kMaxKeysPerBatch; ++next) {
+      auto it = ephemeral_.find(pending[next]);
+      if (it == ephemeral_.end() || it->second.bound_session == session) continue;
+      batch.push_back(BindRequest{pending[next], it->second.value, session, it->second.exclusive,
+                                  own_sessions});
+    }
+    if (batch.empty()) break;
+    mu_.Unlock();
+    {
+      absl::WriterMutexLock write_lock(&write_mu_);
+      RestoreBatch(std::move(batch), session, &retry_later, &stop);
+    }
+    mu_.Lock();
+    if (stopping_ || session_id_ != session) return;
+  }
+  next_restore_ = MonotonicNow() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
+}
+
+void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::string& session,
+                                 bool* retry_later, bool* stop) {
+  while (!batch.empty() && !*stop) {
+    {
+      // A user write since the batch was made may have changed or dropped a key.
+      absl::MutexLock lock(&mu_);
+      if (stopping_ || session_id_ != session) return;
+      std::erase_if(batch,
+                    [this, &session](BindRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                      auto it = ephemeral_.find(request.consul_key);
+                      if (it == ephemeral_.end()) return true;
+                      request.value = it->second.value;
+                      return it->second.bound_session == session;
+                    });
+    }
+    if (batch.empty()) return;
+    absl::StatusOr<BatchBindOutcome> outcome = AttemptCreateBatch(client_, batch, &canceller_);
+    if (!outcome.ok()) {  // unreachable, or stopping: the next pass tries again
+      *retry_later = *stop = true;
+      return;
+    }
+    if (outcome->outcome != BindOutcome::kExists) {
+      for (const BindRequest& request : batch) {
+        RecordRestore(request.consul_key, session, outcome->outcome, retry_later, stop);
+      }
+      return;
+    }
+    // Keys that exist (taken by another instance, or still held by the lost session): one by
+    // one, reading each; then the rest of the batch again.
+    std::vector<bool> done(batch.size(), false);
+    for (size_t index : outcome->existing) {
+      absl::StatusOr<BindOutcome> single = AttemptBind(client_, batch[index], &canceller_);
+      if (!single.ok()) {
+        *retry_later = *stop = true;
+        return;
+      }
+      RecordRestore(batch[index].consul_key, session, *single, retry_later, stop);
+      done[index] = true;
+    }
+    std::vector<BindRequest> rest;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!done[i]) rest.push_back(std::move(batch[i]));
+    }
+    batch = std::move(rest);
+  }
+}
+
+void SessionKeeper::RecordRestore(const std::string& key, const std::string& session,
+                                  BindOutcome outcome, bool* retry_later, bool* stop) {
+  absl::MutexLock lock(&mu_);
+  auto it = ephemeral_.find(key);
+  switch (outcome) {
+    case BindOutcome::kBound:
+      if (it != ephemeral_.end()) it->second.bound_session = session;
+      return;
+    case BindOutcome::kExists:
+      std::fprintf(stderr, "registry: ephemeral key '%s' now belongs to another instance\n",
+                   key.c_str());
+      if (it != ephemeral_.end()) ephemeral_.erase(it);
+      return;
+    case BindOutcome::kBadSession:
+      WakeRenewerLocked();  // check the session at once; the next session restarts the pass
+      *stop = true;
+      return;
+    case BindOutcome::kLockDelay:
+    case BindOutcome::kChanged:
+      *retry_later = true;
+      *stop = true;  // the lost session's keys share their lock-delay: wait it out together
+      return;
+  }
+}
+
+}  // namespace registry

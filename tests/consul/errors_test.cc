@@ -1,0 +1,112 @@
+#include "consul/errors.h"
+
+#include "consul/kv.h"
+#include "consul/transport.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/consul/mock_transport.h"
+
+namespace registry::consul {
+namespace {
+
+using ::registry::consul::testing::Response;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+HttpRequest PutA() { return *BuildKvPutRequest("a", "v", {}); }
+
+TEST(ErrorFromResponseTest, MessageNamesMethodPathStatusAndConsulMessage) {
+  absl::Status status = ErrorFromResponse(PutA(), Response(403, "Permission denied\n"));
+  EXPECT_TRUE(absl::IsPermissionDenied(status));
+  EXPECT_EQ(status.message(), "consul PUT /v1/kv/a: HTTP 403: Permission denied");
+  EXPECT_THAT(HttpStatusOf(status), Optional(403));
+}
+
+TEST(ErrorFromResponseTest, BadRequestAndTooLargeAreInvalidArgument) {
+  EXPECT_TRUE(absl::IsInvalidArgument(ErrorFromResponse(PutA(), Response(400, "Bad"))));
+  EXPECT_TRUE(absl::IsInvalidArgument(ErrorFromResponse(PutA(), Response(413, "Too large"))));
+}
+
+TEST(ErrorFromResponseTest, NotFoundIsNotFound) {
+  EXPECT_TRUE(absl::IsNotFound(ErrorFromResponse(PutA(), Response(404, ""))));
+}
+
+TEST(ErrorFromResponseTest, LeaderlessServerErrorIsUnavailableAndNotApplied) {
+  HttpResponse response = Response(500, "rpc error making call: No cluster leader");
+  EXPECT_EQ(LeaderFailureOf(response), LeaderFailure::kNotApplied);
+  absl::Status status = ErrorFromResponse(PutA(), response);
+  EXPECT_TRUE(absl::IsUnavailable(status));
+  EXPECT_TRUE(IsConnectionError(status));  // nothing was written: safe to send again anywhere
+  EXPECT_FALSE(IsUnknownOutcome(status));
+  EXPECT_TRUE(IsLeaderlessAnswer(status));
+  EXPECT_FALSE(IsLeaderlessAnswer(ConnectionError("connection refused")));
+}
+
+// Answers of a 3-server Consul 1.8.7 cluster whose leader was killed, while the others elect.
+TEST(LeaderFailureOfTest, AFollowerThatCannotReachTheLeaderAppliedNothing) {
+  EXPECT_EQ(LeaderFailureOf(Response(500,
+                                     "rpc error getting client: failed to get conn: dial tcp "
+                                     "127.0.0.1:0->127.0.0.1:21013: connect: connection refused")),
+            LeaderFailure::kNotApplied);
+  EXPECT_EQ(LeaderFailureOf(Response(500, "rpc error making call: timed out enqueuing operation")),
+            LeaderFailure::kNotApplied);
+  EXPECT_EQ(LeaderFailureOf(Response(500, "No known Consul servers")), LeaderFailure::kNotApplied);
+}
+
+TEST(LeaderFailureOfTest, AForwardWhoseAnswerWasLostMayHaveBeenApplied) {
+  for (const char* body : {"rpc error making call: stream closed", "rpc error making call: EOF",
+                           "leadership lost while committing log", "raft is already shutdown"}) {
+    EXPECT_EQ(LeaderFailureOf(Response(500, body)), LeaderFailure::kOutcomeUnknown) << body;
+    absl::Status status = ErrorFromResponse(PutA(), Response(500, body));
+    EXPECT_TRUE(absl::IsUnavailable(status)) << body;
+    EXPECT_TRUE(IsUnknownOutcome(status)) << body;
+  }
+}
+
+TEST(LeaderFailureOfTest, OtherAnswersAreNotLeaderFailures) {
+  EXPECT_EQ(LeaderFailureOf(Response(500, "boom")), LeaderFailure::kNone);
+  EXPECT_EQ(LeaderFailureOf(Response(200, "No cluster leader")), LeaderFailure::kNone);
+  EXPECT_EQ(LeaderFailureOf(Response(409, "rpc error making call")), LeaderFailure::kNone);
+}
+
+TEST(IsUnknownOutcomeTest, AnyServerErrorMayHaveBeenApplied) {
+  // A raft apply that timed out on the leader may still be committed.
+  EXPECT_TRUE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(500, "raft apply: boom"))));
+  EXPECT_TRUE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(503, "busy"))));
+  EXPECT_TRUE(IsUnknownOutcome(absl::UnavailableError("reply lost")));
+}
+
+TEST(IsUnknownOutcomeTest, DefiniteAnswersAndUnsentRequestsAreKnown) {
+  EXPECT_FALSE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(403, "Permission denied"))));
+  EXPECT_FALSE(IsUnknownOutcome(ErrorFromResponse(PutA(), Response(400, "Bad"))));
+  EXPECT_FALSE(IsUnknownOutcome(
+      ErrorFromResponse(PutA(), Response(500, "Invalid session \"4f1a1d2e-0000\""))));
+  EXPECT_FALSE(IsUnknownOutcome(ConnectionError("connection refused")));
+  EXPECT_FALSE(IsUnknownOutcome(absl::InternalError("not an HTTP answer")));
+}
+
+TEST(ErrorFromResponseTest, InvalidSessionIsFailedPrecondition) {
+  absl::Status status = ErrorFromResponse(PutA(), Response(500, "invalid session \"1a2b\""));
+  EXPECT_TRUE(absl::IsFailedPrecondition(status));
+  EXPECT_THAT(HttpStatusOf(status), Optional(500));
+}
+
+TEST(ErrorFromResponseTest, OtherServerErrorsAreInternalAndOtherClientErrorsFailedPrecondition) {
+  EXPECT_TRUE(absl::IsInternal(ErrorFromResponse(PutA(), Response(500, "boom"))));
+  EXPECT_TRUE(absl::IsFailedPrecondition(ErrorFromResponse(PutA(), Response(405, "no"))));
+  EXPECT_TRUE(absl::IsUnavailable(ErrorFromResponse(PutA(), Response(503, "busy"))));
+  EXPECT_TRUE(absl::IsUnavailable(ErrorFromResponse(PutA(), Response(429, "slow down"))));
+}
+
+TEST(ErrorFromResponseTest, LongOrBinaryBodiesAreCutAndEscaped) {
+  absl::Status status = ErrorFromResponse(PutA(), Response(500, std::string(5000, 'x') + "\x01"));
+  EXPECT_LT(status.message().size(), 400u);
+  EXPECT_THAT(status.message(), HasSubstr("..."));
+}
+
+TEST(HttpStatusOfTest, IsEmptyForStatusesWithoutAnHttpAnswer) {
+  EXPECT_EQ(HttpStatusOf(absl::UnavailableError("refused")), std::nullopt);
+}
+
+}  // namespace
+}  // namespace registry::consul

@@ -1,0 +1,119 @@
+// tests/repository/consul_repository_options_test.cc
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "repository/consul_repository.h"
+#include "repository/instance_session.h"
+
+namespace registry {
+namespace {
+
+using ::testing::HasSubstr;
+
+ConsulRepositoryOptions ValidOptions() {
+  ConsulRepositoryOptions options;
+  options.namespace_name = "governance_ds";
+  return options;
+}
+
+void ExpectRejected(const ConsulRepositoryOptions& options, absl::string_view field) {
+  absl::Status status = ValidateConsulRepositoryOptions(options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(), HasSubstr(field));
+  EXPECT_EQ(NewConsulRepository(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ConsulRepositoryOptionsTest, DefaultsWithANamespaceAreValid) {
+  EXPECT_TRUE(ValidateConsulRepositoryOptions(ValidOptions()).ok());
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsAnEmptyNamespace) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.namespace_name = "";
+  ExpectRejected(options, "namespace_name");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsANamespaceWithASlashAtAnEnd) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.namespace_name = "ns/";
+  ExpectRejected(options, "namespace_name");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsANonPositiveSessionTtl) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.session_ttl = absl::ZeroDuration();
+  ExpectRejected(options, "session_ttl");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsASessionTtlOverADay) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.session_ttl = absl::Hours(24) + absl::Seconds(1);
+  ExpectRejected(options, "session_ttl");
+}
+
+TEST(ConsulRepositoryOptionsTest, AcceptsAZeroLockDelayButNotANegativeOrHugeOne) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.session_lock_delay = absl::ZeroDuration();
+  EXPECT_TRUE(ValidateConsulRepositoryOptions(options).ok());
+  options.session_lock_delay = absl::Seconds(-1);
+  ExpectRejected(options, "session_lock_delay");
+  options.session_lock_delay = absl::Seconds(61);
+  ExpectRejected(options, "session_lock_delay");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsANonPositiveOrHugeBlockQueryWait) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.block_query_wait = absl::ZeroDuration();
+  ExpectRejected(options, "block_query_wait");
+  options.block_query_wait = absl::Minutes(11);
+  ExpectRejected(options, "block_query_wait");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsALockRetryLongerThanTheTtl) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.lock_retry = absl::ZeroDuration();
+  ExpectRejected(options, "lock_retry");
+  options.lock_retry = options.session_ttl + absl::Seconds(1);
+  ExpectRejected(options, "lock_retry");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsBadClientOptions) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.client.servers = "";
+  EXPECT_EQ(ValidateConsulRepositoryOptions(options).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ConsulRepositoryOptionsTest, FactoryContactsNoServerAndExposesTheInstanceSession) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.client.servers = "127.0.0.1:1";  // nothing listens there; nothing is sent yet
+  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  InstanceSession* session = GetInstanceSession(**repository);
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->CurrentSessionId(), "");
+}
+
+TEST(ConsulRepositoryOptionsTest, InvalidKeysFailWithoutContactingAServer) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.client.servers = "127.0.0.1:1";
+  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  absl::Status status = (*repository)->Persist("a/b", "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("'a/b'"));
+  EXPECT_EQ((*repository)->Get("/").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ConsulRepositoryOptionsTest, CallsAfterCloseFailWithFailedPrecondition) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.client.servers = "127.0.0.1:1";
+  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->Close().ok());  // no session yet: nothing to destroy
+  EXPECT_TRUE((*repository)->Close().ok());
+  EXPECT_EQ((*repository)->Get("/a").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*repository)->PersistEphemeral("/a", "v").code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace registry
