@@ -197,23 +197,10 @@ absl::Status DistributedLock::lost_reason() const {
 }
 
 int DistributedLock::AddLostListener(LostListener listener) {
-  absl::MutexLock lock(&mu_);
-  const int id = next_listener_id_++;
-  listeners_.emplace(id, std::move(listener));
-  return id;
+  return listeners_.Add(std::move(listener));
 }
 
-void DistributedLock::RemoveLostListener(int id) {
-  absl::MutexLock lock(&mu_);
-  listeners_.erase(id);
-  if (calling_thread_ == std::this_thread::get_id()) return;  // removing itself
-  struct Args {
-    DistributedLock* self;
-    int id;
-  } args{this, id};
-  mu_.Await(absl::Condition(
-      +[](Args* a) { return a->self->calling_listener_ != a->id; }, &args));
-}
+void DistributedLock::RemoveLostListener(int id) { listeners_.Remove(id); }
 
 void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
   {
@@ -248,27 +235,6 @@ void DistributedLock::Close(const absl::Status& reason) {
   if (hold != 0) MarkLost(hold, absl::AbortedError(reason.message()));
 }
 
-void DistributedLock::NotifyLost(const absl::Status& reason) {
-  std::vector<int> ids;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [id, listener] : listeners_) ids.push_back(id);
-  }
-  for (int id : ids) {
-    LostListener listener;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = listeners_.find(id);
-      if (it == listeners_.end()) continue;
-      listener = it->second;
-      calling_listener_ = id;
-      calling_thread_ = std::this_thread::get_id();
-    }
-    if (listener) listener(name_, reason);
-    absl::MutexLock lock(&mu_);
-    calling_listener_ = 0;
-    calling_thread_ = std::thread::id();
-  }
-}
+void DistributedLock::NotifyLost(const absl::Status& reason) { listeners_.Notify(name_, reason); }
 
 }  // namespace registry::lock

@@ -58,6 +58,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/listener_registry.h"
 #include "consul/txn.h"
 #include "registry/repository.h"
 #include "repository/instance_session.h"
@@ -137,7 +138,8 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
 
   // Registers `listener` for losses of any later-lost hold; returns an id for removal. After
   // RemoveLostListener returns, the listener is not running and is not called again (unless it
-  // is removing itself from inside its own call).
+  // is removing itself from inside its own call). An exception it throws is logged and goes no
+  // further.
   int AddLostListener(LostListener listener);
   void RemoveLostListener(int id);
 
@@ -218,10 +220,8 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   uint64_t held_index_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t hold_id_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // not OK: the current/last hold was lost, and why
-  std::map<int, LostListener> listeners_ ABSL_GUARDED_BY(mu_);
-  int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
-  int calling_listener_ ABSL_GUARDED_BY(mu_) = 0;  // listener running now, 0 if none
-  std::thread::id calling_thread_ ABSL_GUARDED_BY(mu_);
+  // Called on the manager's monitor thread; thread-safe on its own.
+  ListenerRegistry<const std::string&, const absl::Status&> listeners_{"lock lost listener"};
 };
 
 // Hands out the locks of one repository instance.

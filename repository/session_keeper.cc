@@ -393,54 +393,27 @@ void SessionKeeper::DeliverEventsLocked() {
   while (!events_.empty() && !stopping_) {
     Event event = std::move(events_.front());
     events_.pop_front();
-    const bool is_state = std::holds_alternative<ConnectionState>(event);
-    std::vector<int> ids;
-    for (const auto& [id, callback] : callbacks_) {
-      if (is_state == callback.is_listener) ids.push_back(id);
+    mu_.Unlock();
+    if (const auto* state = std::get_if<ConnectionState>(&event)) {
+      listeners_.Notify(*state);
+    } else {
+      observers_.Notify(std::get<InstanceSession::Event>(event));
     }
-    for (int id : ids) {
-      auto it = callbacks_.find(id);
-      if (it == callbacks_.end() || stopping_) continue;
-      Callback callback = it->second;
-      calling_id_ = id;
-      mu_.Unlock();
-      if (is_state && callback.listener) {
-        callback.listener(std::get<ConnectionState>(event));
-      } else if (!is_state && callback.observer) {
-        callback.observer(std::get<InstanceSession::Event>(event));
-      }
-      mu_.Lock();
-      calling_id_ = 0;
-    }
+    mu_.Lock();
   }
 }
 
-int SessionKeeper::AddCallback(Callback callback) {
-  absl::MutexLock lock(&mu_);
-  const int id = next_callback_id_++;
-  callbacks_.emplace(id, std::move(callback));
-  return id;
-}
-
-void SessionKeeper::RemoveCallback(int id) {
-  absl::MutexLock lock(&mu_);
-  callbacks_.erase(id);
-  if (std::this_thread::get_id() == notifier_id_) return;  // removing itself from its own call
-  auto done = [this, id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return calling_id_ != id; };
-  mu_.Await(absl::Condition(&done));
-}
-
 int SessionKeeper::AddConnectionListener(Repository::ConnectionListener listener) {
-  return AddCallback(Callback{true, std::move(listener), nullptr});
+  return listeners_.Add(std::move(listener));
 }
 
-void SessionKeeper::RemoveConnectionListener(int id) { RemoveCallback(id); }
+void SessionKeeper::RemoveConnectionListener(int id) { listeners_.Remove(id); }
 
 int SessionKeeper::AddSessionObserver(Observer observer) {
-  return AddCallback(Callback{false, nullptr, std::move(observer)});
+  return observers_.Add(std::move(observer));
 }
 
-void SessionKeeper::RemoveSessionObserver(int id) { RemoveCallback(id); }
+void SessionKeeper::RemoveSessionObserver(int id) { observers_.Remove(id); }
 
 bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {
   absl::MutexLock lock(&mu_);

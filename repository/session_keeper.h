@@ -17,7 +17,8 @@
 //  - Connection listeners and session observers are called from a third thread, the notifier,
 //    in order, with no lock held: never from the thread that renews, so a listener may call any
 //    method (even one that waits for a new session) without stalling renewal. On a loss, the
-//    observers (held locks) learn of it before the listeners hear LOST.
+//    observers (held locks) learn of it before the listeners hear LOST. An exception thrown by
+//    either is logged and goes no further (base/listener_registry.h).
 //
 // Write ordering: ephemeral writes and re-persisting hold `write_mu_` exclusively for one attempt
 // (or one restore batch) at a time; persistent writes (Persist, Update, Delete) hold it shared and
@@ -48,6 +49,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/listener_registry.h"
 #include "base/monotonic.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
@@ -124,11 +126,6 @@ class SessionKeeper {
     std::string bound_session;  // the session the key was last bound to
   };
   using Event = std::variant<ConnectionState, InstanceSession::Event>;
-  struct Callback {
-    bool is_listener = false;
-    Repository::ConnectionListener listener;  // set for a listener (may still be empty)
-    Observer observer;                        // set for an observer (may still be empty)
-  };
 
   absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
   // Creates a session (RPC, no lock held), giving up at `deadline`.
@@ -170,8 +167,6 @@ class SessionKeeper {
   void WakeRenewerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sleeps for `duration` unless stopped first; returns false if stopped.
   bool SleepUnlessStopped(absl::Duration duration);
-  int AddCallback(Callback callback);
-  void RemoveCallback(int id);
   absl::Status ClosedError() const;
 
   consul::Client& client_;
@@ -205,9 +200,9 @@ class SessionKeeper {
 
   std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
   std::optional<ConnectionState> last_state_ ABSL_GUARDED_BY(mu_);
-  std::map<int, Callback> callbacks_ ABSL_GUARDED_BY(mu_);
-  int next_callback_id_ ABSL_GUARDED_BY(mu_) = 1;
-  int calling_id_ ABSL_GUARDED_BY(mu_) = 0;  // callback running now, 0 if none
+  // Called by the notifier only, observers (locks) first; thread-safe on their own.
+  ListenerRegistry<ConnectionState> listeners_{"connection listener"};
+  ListenerRegistry<InstanceSession::Event> observers_{"session observer"};
 
   bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;       // some key is bound to an old session
   std::string pending_destroy_ ABSL_GUARDED_BY(mu_);       // lost session the server may still have

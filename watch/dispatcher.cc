@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "base/listener_registry.h"
 #include "base/monotonic.h"
 
 namespace registry::watch {
@@ -218,17 +219,12 @@ void Dispatcher::WorkerLoop(Worker* self) {
 void Dispatcher::RunBatch(Slot* slot, std::vector<DataChangedEvent> batch) {
   for (const DataChangedEvent& event : batch) {
     if (slot->removed.load(std::memory_order_acquire)) break;
-    try {
-      slot->listener(event);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "watch %llu: listener threw on %s %s: %s\n",
-                   static_cast<unsigned long long>(slot->id), DataChangedEventTypeName(event.type),
-                   event.key.c_str(), e.what());
-    } catch (...) {
-      std::fprintf(stderr, "watch %llu: listener threw a non-standard exception on %s %s\n",
-                   static_cast<unsigned long long>(slot->id), DataChangedEventTypeName(event.type),
-                   event.key.c_str());
-    }
+    CallContainingExceptions([&] { slot->listener(event); },
+                             [&] {
+                               return absl::StrCat("watch ", slot->id, " listener on ",
+                                                   DataChangedEventTypeName(event.type), " ",
+                                                   event.key);
+                             });
   }
 }
 

@@ -4,6 +4,7 @@
 // closing a repository under waiting threads, against the in-process dev server.
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -87,6 +88,22 @@ TEST_F(LockTest, ForcedSessionExpiryReportsTheHoldLostAndFencesWrites) {
   EXPECT_TRUE(PersistIfHeld(*lock, "/metadata/version", "2").ok());
   ASSERT_TRUE(lock->Unlock().ok());
   EXPECT_EQ(losses.reasons().size(), 1u);
+}
+
+TEST_F(LockTest, AThrowingLostListenerNeitherEndsTheProcessNorSilencesTheOthers) {
+  auto repository = NewRepository();
+  auto manager = NewManager(*repository);
+  auto lock = GetLock(*manager, "throwing");
+  lock->AddLostListener([](const std::string&, const absl::Status&) {
+    throw std::runtime_error("listener failure");
+  });
+  LossRecorder losses;
+  lock->AddLostListener(losses.Listener());
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(ExpireSession(HolderOf(*lock)).ok());
+  ASSERT_TRUE(losses.AwaitCount(1));
+  EXPECT_TRUE(lock->lost());
+  EXPECT_TRUE(lock->Unlock().ok());
 }
 
 TEST_F(LockFaultsTest, DeletingTheHeldLockKeyReportsTheHoldLost) {

@@ -179,15 +179,6 @@ TEST_F(RepositoryEphemeralTest, InstanceSessionSharesTheKeySpaceAndOptions) {
   EXPECT_EQ(session->CurrentSessionId(), "");  // no ephemeral use yet
 }
 
-TEST_F(RepositoryEphemeralTest, ListenersSeeConnectedWhenTheFirstSessionIsCreated) {
-  StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
-  repository->AddConnectionListener(recorder.Listener());
-  ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
-  EXPECT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}))
-      << StatesToString(recorder.states());
-}
-
 TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKeyComesBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
