@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/limits.h"
 #include "base/status_macros.h"
 #include "conf/values.h"
 
@@ -33,16 +34,14 @@ constexpr absl::string_view kLockRetry = "lockRetryMilliseconds";
 constexpr absl::string_view kType = "type";
 constexpr absl::string_view kOverwrite = "overwrite";
 
+// The limits are base/limits.h's; a prop's plain number is in the unit its name says.
 constexpr absl::Duration kMs = absl::Milliseconds(1);
-constexpr absl::Duration kDay = absl::Hours(24);
-// Consul caps a blocking query's wait at 10 minutes.
-constexpr DurationRule kTtlRule = {absl::Seconds(1), kMs, kDay};
-constexpr DurationRule kBlockSecondsRule = {absl::Seconds(1), kMs, absl::Minutes(10)};
-constexpr DurationRule kBlockMillisRule = {kMs, kMs, absl::Minutes(10)};
-constexpr DurationRule kTimeoutRule = {kMs, kMs, kDay};
-// Consul refuses a session lock-delay above 60 s; 0 disables it.
-constexpr DurationRule kLockDelayRule = {kMs, absl::ZeroDuration(), absl::Seconds(60)};
-constexpr DurationRule kLockRetryRule = {kMs, kMs, absl::Seconds(60)};
+constexpr DurationRule kTtlRule = {absl::Seconds(1), kMs, limits::kMaxSessionTtl};
+constexpr DurationRule kBlockSecondsRule = {absl::Seconds(1), kMs, limits::kMaxBlockQueryWait};
+constexpr DurationRule kBlockMillisRule = {kMs, kMs, limits::kMaxBlockQueryWait};
+constexpr DurationRule kTimeoutRule = {kMs, kMs, limits::kMaxTimeout};
+constexpr DurationRule kLockDelayRule = {kMs, absl::ZeroDuration(), limits::kMaxLockDelay};
+constexpr DurationRule kLockRetryRule = {kMs, kMs, limits::kMaxLockRetry};
 
 std::vector<std::string> KeyList(bool with_mode_keys) {
   std::vector<std::string> keys;
@@ -184,6 +183,16 @@ absl::StatusOr<RegistryConfig> PropsBuilder::Finish(absl::string_view where) && 
   if (config_.servers.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kServerLists, ": missing from props; it is required", where));
+  }
+  // The rules between props, checked as the repository checks them.
+  const limits::Timings timings = {config_.session_ttl,        config_.block_query_wait,
+                                   config_.connect_timeout,    config_.request_timeout,
+                                   config_.session_lock_delay, config_.lock_retry};
+  const limits::TimingNames names = {kTimeToLiveSeconds, kBlockQueryTimeMilliseconds,
+                                     kConnectTimeout,    kRequestTimeout,
+                                     kSessionLockDelay,  kLockRetry};
+  if (absl::Status status = limits::ValidateTimings(timings, names); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(status.message(), where));
   }
   return std::move(config_);
 }

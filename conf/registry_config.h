@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/limits.h"
 
 namespace registry::conf {
 
@@ -42,16 +43,17 @@ struct RegistryConfig {
   std::string namespace_name;
   // From server-lists: non-empty, each "host:port" or "http(s)://host:port", trimmed, no repeats.
   std::vector<std::string> servers;
-  absl::Duration session_ttl = absl::Seconds(30);       // (0, 24h]
-  absl::Duration block_query_wait = absl::Seconds(60);  // (0, 10m], whole milliseconds
+  // The time settings: defaults and limits are base/limits.h's, whole milliseconds.
+  absl::Duration session_ttl = limits::kDefaultSessionTtl;           // (0, 24h]
+  absl::Duration block_query_wait = limits::kDefaultBlockQueryWait;  // (0, 10m]
   std::string token;        // ACL token, printable ASCII without spaces, or empty. Never printed.
   std::string datacenter;   // empty: the agent's datacenter
   std::string tls_ca_file;  // empty: the system CA store
   bool tls_verify = true;   // verify the server certificate
-  absl::Duration connect_timeout = absl::Milliseconds(5000);      // (0, 24h]
-  absl::Duration request_timeout = absl::Milliseconds(10000);     // (0, 24h], non-blocking calls
-  absl::Duration session_lock_delay = absl::Milliseconds(15000);  // [0, 60s]
-  absl::Duration lock_retry = absl::Milliseconds(500);            // (0, 24h]
+  absl::Duration connect_timeout = limits::kDefaultConnectTimeout;  // (0, 24h]
+  absl::Duration request_timeout = limits::kDefaultRequestTimeout;  // (0, 24h], non-blocking calls
+  absl::Duration session_lock_delay = limits::kDefaultLockDelay;    // [0, 60s]
+  absl::Duration lock_retry = limits::kDefaultLockRetry;            // (0, 60s], at most session_ttl
 
   // Returns a one-line description of every field for logs; the token shows only as
   // "<set>" or "<none>".

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/limits.h"
 #include "consul/http_types.h"
 
 namespace registry::consul {
@@ -24,8 +25,9 @@ struct ClientOptions {
   std::string datacenter{};  // sent as ?dc= on every request; empty = the agent's datacenter
   bool verify_tls = true;    // https: verify certificate and host name
   std::string ca_file{};     // https: CA bundle; empty = system default
-  absl::Duration connect_timeout = absl::Seconds(5);
-  absl::Duration request_timeout = absl::Seconds(30);  // non-blocking requests
+  absl::Duration connect_timeout = limits::kDefaultConnectTimeout;
+  // A whole non-blocking call, its retries included (client.h).
+  absl::Duration request_timeout = limits::kDefaultRequestTimeout;
   // Added to wait + wait/16 for the client-side timeout of a blocking read.
   absl::Duration blocking_margin = absl::Seconds(5);
 };

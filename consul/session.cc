@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/limits.h"
 #include "base/status_macros.h"
 #include "consul/errors.h"
 #include "consul/json_util.h"
@@ -12,8 +13,6 @@
 
 namespace registry::consul {
 namespace {
-
-constexpr absl::Duration kMaxSessionTtl = absl::Hours(24);
 
 // "15s" for whole seconds, otherwise whole milliseconds ("1500ms", at least "1ms").
 std::string FormatSessionDuration(absl::Duration duration) {
@@ -124,7 +123,7 @@ const char* SessionBehaviorName(SessionBehavior behavior) {
 }
 
 absl::StatusOr<HttpRequest> BuildSessionCreateRequest(const SessionCreateOptions& options) {
-  if (options.ttl < absl::ZeroDuration() || options.ttl > kMaxSessionTtl) {
+  if (options.ttl < absl::ZeroDuration() || options.ttl > limits::kMaxSessionTtl) {
     return absl::InvalidArgumentError(
         absl::StrCat("consul session create '", absl::CHexEscape(options.name), "': ttl ",
                      absl::FormatDuration(options.ttl), " is outside [0, 24h]"));

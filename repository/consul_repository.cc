@@ -323,12 +323,6 @@ class ConsulRepository final : public Repository {
   std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(watch_mu_);
 };
 
-absl::Status OptionError(absl::string_view field, absl::Duration value,
-                         absl::string_view requirement) {
-  return absl::InvalidArgumentError(absl::StrCat("ConsulRepositoryOptions.", field, " = ",
-                                                 absl::FormatDuration(value), ": ", requirement));
-}
-
 }  // namespace
 
 absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& options) {
@@ -336,22 +330,19 @@ absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& opti
     return absl::InvalidArgumentError(
         absl::StrCat("ConsulRepositoryOptions.namespace_name: ", status.message()));
   }
-  const absl::Duration ttl = options.session_ttl;
-  if (ttl <= absl::ZeroDuration() || ttl > absl::Hours(24)) {
-    return OptionError("session_ttl", ttl, "must be positive and at most 24h");
-  }
-  const absl::Duration lock_delay = options.session_lock_delay;
-  if (lock_delay < absl::ZeroDuration() || lock_delay > absl::Seconds(60)) {
-    return OptionError("session_lock_delay", lock_delay, "must be between 0 and 60s");
-  }
-  const absl::Duration wait = options.block_query_wait;
-  if (wait <= absl::ZeroDuration() || wait > absl::Minutes(10)) {
-    return OptionError("block_query_wait", wait, "must be positive and at most 10m");
-  }
-  const absl::Duration retry = options.lock_retry;
-  if (retry <= absl::ZeroDuration() || retry > ttl) {
-    return OptionError("lock_retry", retry, "must be positive and at most session_ttl");
-  }
+  const limits::Timings timings = {options.session_ttl,
+                                   options.block_query_wait,
+                                   options.client.connect_timeout,
+                                   options.client.request_timeout,
+                                   options.session_lock_delay,
+                                   options.lock_retry};
+  const limits::TimingNames names = {"ConsulRepositoryOptions.session_ttl",
+                                     "ConsulRepositoryOptions.block_query_wait",
+                                     "ConsulRepositoryOptions.client.connect_timeout",
+                                     "ConsulRepositoryOptions.client.request_timeout",
+                                     "ConsulRepositoryOptions.session_lock_delay",
+                                     "ConsulRepositoryOptions.lock_retry"};
+  RETURN_IF_ERROR(limits::ValidateTimings(timings, names));
   return consul::ValidateClientOptions(options.client);
 }
 

@@ -39,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/limits.h"
 #include "consul/client.h"
 #include "registry/repository.h"
 
@@ -52,14 +53,14 @@ struct ConsulRepositoryOptions {
   std::string namespace_name;
   // TTL of the instance session; positive and at most 24 h. Consul's server-side minimum
   // (session_ttl_min, 10 s by default) applies too.
-  absl::Duration session_ttl = absl::Seconds(30);
+  absl::Duration session_ttl = limits::kDefaultSessionTtl;
   // Lock-delay of the instance session: after it dies, its keys cannot be re-bound for this
   // long. Zero disables it; at most 60 s (Consul's cap).
-  absl::Duration session_lock_delay = absl::Seconds(15);
+  absl::Duration session_lock_delay = limits::kDefaultLockDelay;
   // Server-side wait of blocking reads (watches, lock waits); positive, at most 10 min.
-  absl::Duration block_query_wait = absl::Seconds(60);
-  // Pause between attempts refused by a lock-delay; positive, at most the session TTL.
-  absl::Duration lock_retry = absl::Milliseconds(500);
+  absl::Duration block_query_wait = limits::kDefaultBlockQueryWait;
+  // Pause between attempts refused by a lock-delay; positive, at most 60 s and the session TTL.
+  absl::Duration lock_retry = limits::kDefaultLockRetry;
 };
 
 // Checks `options` without contacting any server. Errors: InvalidArgument naming the field.

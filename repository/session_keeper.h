@@ -49,6 +49,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/limits.h"
 #include "base/listener_registry.h"
 #include "base/monotonic.h"
 #include "consul/canceller.h"
@@ -61,10 +62,10 @@ namespace registry {
 
 struct SessionKeeperOptions {
   std::string session_name;
-  absl::Duration ttl = absl::Seconds(30);
-  absl::Duration lock_delay = absl::Seconds(15);
-  absl::Duration lock_retry = absl::Milliseconds(500);
-  absl::Duration request_timeout = absl::Seconds(30);
+  absl::Duration ttl = limits::kDefaultSessionTtl;
+  absl::Duration lock_delay = limits::kDefaultLockDelay;
+  absl::Duration lock_retry = limits::kDefaultLockRetry;
+  absl::Duration request_timeout = limits::kDefaultRequestTimeout;
 };
 
 class SessionKeeper {

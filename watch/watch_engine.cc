@@ -14,7 +14,7 @@ absl::Status ValidateWatchEngineOptions(const WatchEngineOptions& options) {
         absl::StrCat("watch engine option ", field, ": ", absl::FormatDuration(value), " ", rule));
   };
   if (options.block_query_wait <= absl::ZeroDuration() ||
-      options.block_query_wait > absl::Minutes(10)) {
+      options.block_query_wait > limits::kMaxBlockQueryWait) {
     return invalid("block_query_wait", options.block_query_wait, "is not in (0, 10m]");
   }
   if (options.retry_min <= absl::ZeroDuration()) {

@@ -55,6 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/limits.h"
 #include "consul/client.h"
 #include "consul/client_options.h"
 #include "registry/events.h"
@@ -71,7 +72,7 @@ class IoLoop;
 
 struct WatchEngineOptions {
   // Server-side wait of each blocking query (sent in milliseconds); positive, at most 10 min.
-  absl::Duration block_query_wait = absl::Seconds(60);
+  absl::Duration block_query_wait = limits::kDefaultBlockQueryWait;
   // Back-off after a failure or a suspicious answer: starts at retry_min, doubles up to
   // retry_max, each delay drawn uniformly from [d/2, d]; reset by the first good answer.
   absl::Duration retry_min = absl::Milliseconds(50);

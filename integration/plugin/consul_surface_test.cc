@@ -83,6 +83,19 @@ class ConsulSurfaceTest : public ServerProcessTest {
   std::unique_ptr<PluginRepository> repository_;
 };
 
+TEST_F(ConsulSurfaceTest, PropsThatParseAreAcceptedByTheRepositoryAndErrorsNameTheProps) {
+  // 45 s is within lockRetryMilliseconds' own limit but longer than the default 30 s TTL.
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository =
+      library_->CreateFromProps({{"namespace", namespace_},
+                                 {"server-lists", server_address()},
+                                 {"lockRetryMilliseconds", "45000"}});
+  ASSERT_FALSE(repository.ok());
+  EXPECT_EQ(repository.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(repository.status().message(),
+              ::testing::HasSubstr("lockRetryMilliseconds: 45s must be positive and at most 30s "
+                                   "(timeToLiveSeconds)"));
+}
+
 TEST_F(ConsulSurfaceTest, WatchesSharingAKeyAreRemovedIndependently) {
   Values first;
   Values second;

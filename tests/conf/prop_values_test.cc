@@ -113,6 +113,21 @@ TEST(PropValuesTest, TimeoutsTakeMillisecondsOrGoStyleDurations) {
   EXPECT_EQ(config->lock_retry, absl::Milliseconds(75));
 }
 
+TEST(PropValuesTest, LockRetryLongerThanTheTtlIsRejectedNamingBothProps) {
+  EXPECT_TRUE(IsInvalid(WithProp("timeToLiveSeconds: 1\nlockRetryMilliseconds: 2000"),
+                        {"lockRetryMilliseconds: 2s", "at most 1s (timeToLiveSeconds)"}));
+  EXPECT_EQ(WithProp("timeToLiveSeconds: 1\nlockRetryMilliseconds: 1000")->lock_retry,
+            absl::Seconds(1));
+}
+
+TEST(PropValuesTest, AnOverrideIsCheckedAgainstTheOtherProps) {
+  absl::StatusOr<RegistryConfig> config = WithProp("timeToLiveSeconds: 1");
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::Status status = ApplyOverride(&*config, "lockRetryMilliseconds", "1500");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(), HasSubstr("lockRetryMilliseconds: 1.5s"));
+}
+
 TEST(PropValuesTest, SessionLockDelayAllowsZeroUpToSixtySeconds) {
   EXPECT_EQ(WithProp("sessionLockDelayMilliseconds: 0")->session_lock_delay, absl::ZeroDuration());
   EXPECT_EQ(WithProp("sessionLockDelayMilliseconds: 60000")->session_lock_delay, absl::Minutes(1));

@@ -1,4 +1,5 @@
 // tests/repository/consul_repository_options_test.cc
+#include "conf/registry_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "repository/consul_repository.h"
@@ -74,6 +75,24 @@ TEST(ConsulRepositoryOptionsTest, RejectsALockRetryLongerThanTheTtl) {
   ExpectRejected(options, "lock_retry");
   options.lock_retry = options.session_ttl + absl::Seconds(1);
   ExpectRejected(options, "lock_retry");
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsALockRetryOverAMinuteEvenWithALongerTtl) {
+  ConsulRepositoryOptions options = ValidOptions();
+  options.session_ttl = absl::Minutes(5);
+  options.lock_retry = absl::Seconds(61);
+  ExpectRejected(options, "ConsulRepositoryOptions.lock_retry: 1m1s");
+}
+
+TEST(ConsulRepositoryOptionsTest, DefaultsAreThoseOfARegistryYamlThatOmitsEveryProp) {
+  const conf::RegistryConfig yaml;
+  const ConsulRepositoryOptions options;
+  EXPECT_EQ(options.session_ttl, yaml.session_ttl);
+  EXPECT_EQ(options.session_lock_delay, yaml.session_lock_delay);
+  EXPECT_EQ(options.block_query_wait, yaml.block_query_wait);
+  EXPECT_EQ(options.lock_retry, yaml.lock_retry);
+  EXPECT_EQ(options.client.connect_timeout, yaml.connect_timeout);
+  EXPECT_EQ(options.client.request_timeout, yaml.request_timeout);
 }
 
 TEST(ConsulRepositoryOptionsTest, RejectsBadClientOptions) {

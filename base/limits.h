@@ -1,0 +1,62 @@
+// base/limits.h
+//
+// The defaults and limits of the repository's time settings, in one place. The YAML parser
+// (conf/), the Consul repository (repository/) and the Consul client (consul/) take their
+// defaults from here and check values with ValidateTimings(), each naming the settings its own
+// way (a YAML prop, a C++ field), so that a config conf/ accepts is one the repository accepts.
+//
+// Thread safety: constants and a pure function.
+#ifndef BASE_LIMITS_H_
+#define BASE_LIMITS_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace registry::limits {
+
+// The instance session's TTL. Consul's server-side minimum (session_ttl_min, 10 s by default)
+// applies too; the low bound here lets a development agent configured below that be used.
+inline constexpr absl::Duration kDefaultSessionTtl = absl::Seconds(30);
+inline constexpr absl::Duration kMaxSessionTtl = absl::Hours(24);
+// The server-side wait of a blocking query; Consul caps it at 10 minutes.
+inline constexpr absl::Duration kDefaultBlockQueryWait = absl::Seconds(60);
+inline constexpr absl::Duration kMaxBlockQueryWait = absl::Minutes(10);
+// Connecting, and a whole non-blocking call with its retries (consul/client.h).
+inline constexpr absl::Duration kDefaultConnectTimeout = absl::Seconds(5);
+inline constexpr absl::Duration kDefaultRequestTimeout = absl::Seconds(10);
+inline constexpr absl::Duration kMaxTimeout = absl::Hours(24);
+// The instance session's lock-delay; 0 disables it, Consul refuses more than 60 s.
+inline constexpr absl::Duration kDefaultLockDelay = absl::Seconds(15);
+inline constexpr absl::Duration kMaxLockDelay = absl::Seconds(60);
+// The pause between attempts refused by a lock-delay: at most kMaxLockRetry and at most the
+// session TTL (a longer pause would outlast the session it waits for).
+inline constexpr absl::Duration kDefaultLockRetry = absl::Milliseconds(500);
+inline constexpr absl::Duration kMaxLockRetry = absl::Seconds(60);
+
+struct Timings {
+  absl::Duration session_ttl = kDefaultSessionTtl;
+  absl::Duration block_query_wait = kDefaultBlockQueryWait;
+  absl::Duration connect_timeout = kDefaultConnectTimeout;
+  absl::Duration request_timeout = kDefaultRequestTimeout;
+  absl::Duration session_lock_delay = kDefaultLockDelay;
+  absl::Duration lock_retry = kDefaultLockRetry;
+};
+
+// How a caller names each setting in its errors ("timeToLiveSeconds", "session_ttl").
+struct TimingNames {
+  absl::string_view session_ttl;
+  absl::string_view block_query_wait;
+  absl::string_view connect_timeout;
+  absl::string_view request_timeout;
+  absl::string_view session_lock_delay;
+  absl::string_view lock_retry;
+};
+
+// Checks every range above and that lock_retry is at most session_ttl. InvalidArgument
+// "<name>: <value> must be ..." naming the first setting at fault as `names` spells it.
+absl::Status ValidateTimings(const Timings& timings, const TimingNames& names);
+
+}  // namespace registry::limits
+
+#endif  // BASE_LIMITS_H_
