@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "conf/props.h"
 #include "conf/registry_config.h"
 #include "conf/values.h"
@@ -288,9 +289,7 @@ absl::StatusOr<RegistryConfig> ParseRegistryYaml(absl::string_view yaml_text) {
 }
 
 absl::StatusOr<RegistryConfig> LoadRegistryYamlFile(const std::string& path) {
-  auto in_file = [&path](const absl::Status& status) {
-    return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
-  };
+  auto in_file = [&path](const absl::Status& status) { return Prefixed(path, status); };
   absl::StatusOr<std::string> text = ReadTextFile(path);
   if (!text.ok()) return in_file(text.status());
   const size_t slash = path.rfind('/');

@@ -10,19 +10,13 @@
 #include "base/backoff.h"
 #include "base/monotonic.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "consul/curl_transport.h"
 #include "consul/errors.h"
 #include "consul/status.h"
 
 namespace registry::consul {
 namespace {
-
-absl::Status WithMessage(const absl::Status& status, absl::string_view message) {
-  absl::Status copy(status.code(), message);
-  status.ForEachPayload(
-      [&copy](absl::string_view url, const absl::Cord& payload) { copy.SetPayload(url, payload); });
-  return copy;
-}
 
 // A request cut, or never sent, because its canceller's deadline passed.
 absl::Status CallerDeadlineError(const HttpRequest& request, absl::string_view detail) {

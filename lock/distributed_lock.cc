@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
+#include "base/status_text.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
 
@@ -33,7 +34,7 @@ DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string nam
 DistributedLock::~DistributedLock() = default;
 
 absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status& status) const {
-  return absl::Status(status.code(), absl::StrCat(op, ": lock '", name_, "': ", status.message()));
+  return registry::Prefixed(absl::StrCat(op, ": lock '", name_, "'"), status);
 }
 
 absl::Status DistributedLock::Lock() {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "consul/errors.h"
 #include "consul/kv.h"
 #include "consul/query.h"
@@ -354,8 +355,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
       .IgnoreError();  // `result` says what happened
   core_->EndCall();
   if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        absl::StrCat(what, ": ", result.status().message()));
+    return Prefixed(what, result.status());
   }
   if (result->committed) return absl::OkStatus();
   for (const consul::TxnError& error : result->errors) {
@@ -374,8 +374,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
 
 absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value) {
   if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return absl::Status(status.code(), absl::StrCat("PersistIfHeld under lock '", lock.name(),
-                                                    "': ", status.message()));
+    return Prefixed(absl::StrCat("PersistIfHeld under lock '", lock.name(), "'"), status);
   }
   const std::string consul_key = lock.core_->key_space().ConsulKey(key);
   // Delete, then set: a plain set keeps a holder session, and like Persist a fenced persist
@@ -388,8 +387,7 @@ absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::s
 
 absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
   if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return absl::Status(status.code(), absl::StrCat("DeleteIfHeld under lock '", lock.name(),
-                                                    "': ", status.message()));
+    return Prefixed(absl::StrCat("DeleteIfHeld under lock '", lock.name(), "'"), status);
   }
   const KeySpace& space = lock.core_->key_space();
   std::vector<consul::TxnOp> writes;

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_text.h"
 #include "lock/lock_name.h"
 
 namespace registry::lock {
@@ -106,8 +107,7 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_
   if (!canonical.ok()) return canonical.status();
   absl::MutexLock lock(&mu_);
   if (!closed_.ok()) {
-    return absl::Status(closed_.code(),
-                        absl::StrCat("GetLock '", *canonical, "': ", closed_.message()));
+    return Prefixed(absl::StrCat("GetLock '", *canonical, "'"), closed_);
   }
   std::shared_ptr<DistributedLock>& slot = locks_[*canonical];
   if (slot == nullptr) {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "consul/client.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
@@ -237,7 +238,7 @@ class ConsulRepository final : public Repository {
   // Validates `key` and fails once closed.
   absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
     if (absl::Status status = ValidateKey(key, root); !status.ok()) {
-      return absl::Status(status.code(), absl::StrCat(operation, ": ", status.message()));
+      return Prefixed(operation, status);
     }
     if (keeper_.stopped()) {
       return absl::FailedPreconditionError(
@@ -252,7 +253,7 @@ class ConsulRepository final : public Repository {
     if (status.code() == absl::StatusCode::kCancelled && keeper_.stopped()) {
       status = absl::FailedPreconditionError("the repository is closed");
     }
-    return absl::Status(status.code(), absl::StrCat(operation, " '", key, "': ", status.message()));
+    return Prefixed(absl::StrCat(operation, " '", key, "'"), status);
   }
 
   // Makes `consul_key` = `value`, persistent: a plain PUT would keep a holder session, so a

@@ -10,7 +10,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/monotonic.h"
+#include "base/status_text.h"
 #include "consul/kv.h"
 #include "consul/query.h"
 
@@ -30,7 +32,7 @@ bool IsServerFailure(const absl::Status& status) {
 }
 
 absl::Status Annotate(const absl::Status& status, absl::string_view consul_key) {
-  return absl::Status(status.code(), absl::StrCat("watch '", consul_key, "': ", status.message()));
+  return Prefixed(absl::StrCat("watch '", consul_key, "'"), status);
 }
 
 }  // namespace
@@ -390,7 +392,7 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
     if (early) {
       BackOff(query, now, /*suspicious=*/true);
     } else {
-      query->backoff = absl::ZeroDuration();
+      query->backoff_steps = 0;
       StartQuery(query, now);
     }
     return;
@@ -428,7 +430,7 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
   }
   // A proper blocking answer ends any back-off; a re-list ends one caused by failures (the
   // server answers again) but not one caused by suspicious answers (they may come back).
-  if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff = absl::ZeroDuration();
+  if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff_steps = 0;
   StartQuery(query, now);
 }
 
@@ -448,13 +450,8 @@ void IoLoop::BackOff(Query* query, absl::Time now, bool suspicious) {
   // The query after a back-off is a plain re-list: whatever happened meanwhile (even an index
   // reset that no parked query saw) is diffed by content at once.
   query->resync = true;
-  query->backoff = query->backoff == absl::ZeroDuration()
-                       ? options_.retry_min
-                       : std::min(query->backoff * 2, options_.retry_max);
-  const absl::Duration half = query->backoff / 2;
-  const absl::Duration delay =
-      half + absl::Nanoseconds(absl::Uniform<int64_t>(rng_, 0, absl::ToInt64Nanoseconds(half) + 1));
-  query->retry_at = now + delay;
+  query->retry_at =
+      now + BackoffDelay(options_.retry_min, options_.retry_max, ++query->backoff_steps, rng_);
   timers_.emplace(query->retry_at, query->id);
 }
 

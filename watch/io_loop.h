@@ -77,9 +77,9 @@ class IoLoop {
     CURL* easy = nullptr;                            // reused by every query of this watch
     std::unique_ptr<consul::CurlExchange> exchange;  // non-null while a query is in flight
     consul::IndexTracker tracker;
-    Snapshot snapshot;    // what the listener has been told
-    bool resync = false;  // next query is a plain re-list, diffed by content
-    absl::Duration backoff = absl::ZeroDuration();  // last back-off step; zero: none
+    Snapshot snapshot;                // what the listener has been told
+    bool resync = false;              // next query is a plain re-list, diffed by content
+    int backoff_steps = 0;            // back-offs in a row (base/backoff.h); 0: none
     bool backoff_suspicious = false;  // the last back-off followed an odd answer, not a failure
     int failures = 0;                 // consecutive failures (for logging)
     absl::Time sent_at = absl::InfinitePast();
