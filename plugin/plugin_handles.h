@@ -1,8 +1,9 @@
 // plugin/plugin_handles.h
 //
-// Header-only RAII handles of the registry plugin C ABI for C++ hosts, used through
-// plugin/plugin_client.h (include that one): TakeStatus (C error -> absl::Status), PluginWatch
-// (one watch, removed on destruction) and PluginLock (one named lock, released on destruction).
+// RAII handles of the registry plugin C ABI for C++ hosts, used through plugin/plugin_client.h
+// (include that one): TakeStatus (C error -> absl::Status), PluginWatch (one watch, removed on
+// destruction) and PluginLock (one named lock, released on destruction). Compiled into the
+// loader library (plugin_handles.cc).
 //
 // Thread safety: a PluginWatch is used by one thread at a time. PluginLock methods may be called
 // concurrently (the lock itself is per thread: see Lock()); destruction must not race with them.
@@ -12,7 +13,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,10 +22,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/listener_registry.h"
 #include "plugin/registry_plugin.h"
 #include "registry/events.h"
 
@@ -33,21 +33,11 @@ namespace registry::plugin {
 
 class PluginLibrary;
 
+// The absl::StatusCode of a C code (they share values); kUnknown for a code outside them.
+absl::StatusCode StatusCodeFromC(int code);
+
 // Turns a C return code and its error into a Status, releasing the error.
-inline absl::Status TakeStatus(const RegistryPluginApi& api, int code, RegistryError* error) {
-  if (code == REGISTRY_OK) {
-    if (api.release_error != nullptr) api.release_error(error);
-    return absl::OkStatus();
-  }
-  const absl::StatusCode status_code = (code > 0 && code <= REGISTRY_UNAUTHENTICATED)
-                                           ? static_cast<absl::StatusCode>(code)
-                                           : absl::StatusCode::kUnknown;
-  std::string message = error->message != nullptr
-                            ? std::string(error->message)
-                            : absl::StrCat("registry plugin call failed with code ", code);
-  if (api.release_error != nullptr) api.release_error(error);
-  return absl::Status(status_code, message);
-}
+absl::Status TakeStatus(const RegistryPluginApi& api, int code, RegistryError* error);
 
 namespace internal {
 
@@ -59,15 +49,14 @@ struct CallbackSlot {
   explicit CallbackSlot(Fn fn) : fn(std::move(fn)) {}
 
   // Runs `call(fn)` marked as in progress on this thread; frees the slot afterwards if it was
-  // retired meanwhile. Exceptions stop here: the C ABI has no channel for them.
+  // retired meanwhile. Exceptions stop here, logged (base/listener_registry.h): the C ABI has no
+  // channel for them.
   template <typename Call>
   static void Run(void* user_data, Call&& call) noexcept {
     auto* slot = static_cast<CallbackSlot*>(user_data);
     slot->caller.store(std::this_thread::get_id());
-    try {
-      call(slot->fn);
-    } catch (...) {
-    }
+    CallContainingExceptions([&] { call(slot->fn); },
+                             [] { return std::string("a listener of the plugin wrapper"); });
     slot->caller.store(std::thread::id());
     if (slot->retired) delete slot;  // only the removing thread, from inside this call, sets it
   }
@@ -142,16 +131,7 @@ class PluginWatch {
   // Stops the watch. When it returns the listener is not running and is never called again,
   // except when Remove() runs inside the listener itself: that call finishes, no other follows.
   // No-op on an empty or removed handle.
-  void Remove() {
-    if (slot_ == nullptr) return;
-    if (RegistryRepository* handle = link_->handle.load(); handle != nullptr) {
-      RegistryError error{};
-      // Its only failure is a NULL argument, which cannot happen here.
-      (void)TakeStatus(*link_->api, link_->api->remove_data_listener(handle, id_, &error), &error);
-    }
-    Slot::Retire(std::exchange(slot_, nullptr));
-    link_.reset();
-  }
+  void Remove();
 
   // True until Remove().
   bool active() const { return slot_ != nullptr; }
@@ -177,11 +157,8 @@ class PluginLock {
   PluginLock(std::shared_ptr<const PluginLibrary> library, const RegistryPluginApi& api,
              RegistryLock* handle, std::string name)
       : library_(std::move(library)), api_(api), handle_(handle), name_(std::move(name)) {}
-  ~PluginLock() {
-    api_.release_lock(handle_);  // removes every listener: none runs after this
-    absl::MutexLock lock(&mu_);
-    for (auto& [id, slot] : listeners_) LostSlot::Retire(slot);
-  }
+  // Releases the handle, which removes every listener: none runs after this.
+  ~PluginLock();
   PluginLock(const PluginLock&) = delete;
   PluginLock& operator=(const PluginLock&) = delete;
 
@@ -189,99 +166,37 @@ class PluginLock {
   const std::string& name() const { return name_; }
 
   // Blocks until the calling thread holds the lock (re-entry: at once, counted).
-  absl::Status Lock() {
-    RegistryError error{};
-    return TakeStatus(api_, api_.lock(handle_, &error), &error);
-  }
+  absl::Status Lock();
 
   // As Lock(), giving up after `timeout` (rounded up to whole milliseconds; never earlier).
   // True iff the lock is now held. A zero or negative timeout makes one attempt that does not
   // wait.
-  absl::StatusOr<bool> TryLock(absl::Duration timeout) {
-    int64_t ms = 0;
-    if (timeout == absl::InfiniteDuration()) {
-      ms = std::numeric_limits<int64_t>::max();
-    } else if (timeout > absl::ZeroDuration()) {
-      ms = absl::ToInt64Milliseconds(timeout);
-      if (absl::Milliseconds(ms) < timeout) ++ms;
-    }
-    bool acquired = false;
-    RegistryError error{};
-    absl::Status status = TakeStatus(api_, api_.try_lock(handle_, ms, &acquired, &error), &error);
-    if (!status.ok()) return status;
-    return acquired;
-  }
+  absl::StatusOr<bool> TryLock(absl::Duration timeout);
 
   // Ends one hold of the calling thread (the last releases the lock).
-  absl::Status Unlock() {
-    RegistryError error{};
-    return TakeStatus(api_, api_.unlock(handle_, &error), &error);
-  }
+  absl::Status Unlock();
 
-  absl::StatusOr<bool> IsHeldByCurrentThread() {
-    bool held = false;
-    RegistryError error{};
-    absl::Status status = TakeStatus(api_, api_.lock_is_held(handle_, &held, &error), &error);
-    if (!status.ok()) return status;
-    return held;
-  }
+  absl::StatusOr<bool> IsHeldByCurrentThread();
 
   // Whether the current (or, when none, the most recent) hold was lost.
-  absl::StatusOr<bool> IsLost() {
-    bool lost = false;
-    RegistryError error{};
-    absl::Status status = TakeStatus(api_, api_.lock_is_lost(handle_, &lost, &error), &error);
-    if (!status.ok()) return status;
-    return lost;
-  }
+  absl::StatusOr<bool> IsLost();
 
   // Registers `listener` for every later lost hold; returns an id for RemoveLostListener.
-  absl::StatusOr<int64_t> AddLostListener(LostListener listener) {
-    auto slot = std::make_unique<LostSlot>(std::move(listener));
-    int64_t id = 0;
-    RegistryError error{};
-    absl::Status status = TakeStatus(
-        api_, api_.add_lock_lost_listener(handle_, &LostTrampoline, slot.get(), &id, &error),
-        &error);
-    if (!status.ok()) return status;
-    absl::MutexLock lock(&mu_);
-    listeners_[id] = slot.release();
-    return id;
-  }
+  absl::StatusOr<int64_t> AddLostListener(LostListener listener);
 
   // After it returns the listener is not running and not called again (from inside the
   // listener: once the current call returns).
-  void RemoveLostListener(int64_t id) {
-    RegistryError error{};
-    (void)TakeStatus(api_, api_.remove_lock_lost_listener(handle_, id, &error), &error);
-    internal::RetireSlot(mu_, listeners_, id);
-  }
+  void RemoveLostListener(int64_t id);
 
   // Fenced writes: as Persist / Delete, only while the repository holds the lock, atomically.
-  absl::Status PersistIfHeld(absl::string_view key, absl::string_view value) {
-    const std::string k(key);
-    RegistryError error{};
-    return TakeStatus(
-        api_, api_.persist_if_held(handle_, k.c_str(), value.data(), value.size(), &error), &error);
-  }
-  absl::Status DeleteIfHeld(absl::string_view key) {
-    const std::string k(key);
-    RegistryError error{};
-    return TakeStatus(api_, api_.delete_if_held(handle_, k.c_str(), &error), &error);
-  }
+  absl::Status PersistIfHeld(absl::string_view key, absl::string_view value);
+  absl::Status DeleteIfHeld(absl::string_view key);
 
  private:
   using LostSlot = internal::CallbackSlot<LostListener>;
 
   static void LostTrampoline(const char* name, int32_t code, const char* message,
-                             void* user_data) noexcept {
-    LostSlot::Run(user_data, [&](const LostListener& listener) {
-      const absl::StatusCode status_code = (code > 0 && code <= REGISTRY_UNAUTHENTICATED)
-                                               ? static_cast<absl::StatusCode>(code)
-                                               : absl::StatusCode::kUnknown;
-      listener(name, absl::Status(status_code, message));
-    });
-  }
+                             void* user_data) noexcept;
 
   const std::shared_ptr<const PluginLibrary> library_;
   const RegistryPluginApi& api_;  // owned by library_

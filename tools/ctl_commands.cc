@@ -14,26 +14,12 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-const char* StateName(ConnectionState state) {
-  switch (state) {
-    case ConnectionState::kConnected:
-      return "CONNECTED";
-    case ConnectionState::kSuspended:
-      return "SUSPENDED";
-    case ConnectionState::kLost:
-      return "LOST";
-    case ConnectionState::kReconnected:
-      return "RECONNECTED";
-  }
-  return "UNKNOWN";
-}
-
 // What a hold command does once its key is written: says "ready", reports connection changes,
 // waits for SIGINT/SIGTERM and closes the repository (its ephemeral keys vanish at once).
 int HoldUntilSignalled(const CommandContext& context, absl::string_view key) {
   std::FILE* err = context.err;
   const int listener = context.repository->AddConnectionListener([err](ConnectionState state) {
-    std::fprintf(err, "registryctl: connection %s\n", StateName(state));
+    std::fprintf(err, "registryctl: connection %s\n", ConnectionStateName(state));
   });
   PrintLine(context.out, "ready");
   context.signals->Wait();

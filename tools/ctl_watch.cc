@@ -24,8 +24,7 @@ int RunWatch(const CommandContext& context, const std::vector<std::string>& args
       key, [out](const DataChangedEvent& event) { PrintLine(out, EventJson(event)); }, options);
   if (!watch.ok()) return ReportError(err, absl::StrCat("watch ", key), watch.status());
   const int listener = context.repository->AddConnectionListener([err](ConnectionState state) {
-    std::fprintf(err, "registryctl: connection %s\n",
-                 plugin::ConnectionStateCName(static_cast<int32_t>(state)));
+    std::fprintf(err, "registryctl: connection %s\n", ConnectionStateName(state));
   });
   PrintLine(err, absl::StrCat("registryctl: watching ", key));
 

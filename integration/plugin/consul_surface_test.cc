@@ -154,8 +154,7 @@ TEST_F(ConsulSurfaceTest, ConnectionListenerRemovedFromInsideItsCallbackFinishes
   id = repository_->AddConnectionListener([&, tag](ConnectionState state) {
     absl::MutexLock lock(&mu);
     repository_->RemoveConnectionListener(id);
-    seen.push_back(
-        absl::StrCat(plugin::ConnectionStateCName(static_cast<int32_t>(state)), ":", tag));
+    seen.push_back(absl::StrCat(ConnectionStateName(state), ":", tag));
     if (!done.HasBeenNotified()) done.Notify();
   });
   ASSERT_GE(id, 0);

@@ -1,0 +1,259 @@
+// plugin/plugin_client.cc
+#include "plugin/plugin_client.h"
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace registry::plugin {
+
+PluginLibrary::~PluginLibrary() {
+  if (dl_handle_ != nullptr) dlclose(dl_handle_);
+}
+
+absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::Wrap(int code,
+                                                                      RegistryError* error,
+                                                                      RegistryRepository* handle) {
+  absl::Status status = TakeStatus(api_, code, error);
+  if (!status.ok()) return status;
+  return std::make_unique<PluginRepository>(shared_from_this(), handle);
+}
+
+absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYaml(
+    absl::string_view yaml, const PropList& overrides) {
+  CArrays c(overrides);
+  RegistryRepository* handle = nullptr;
+  RegistryError error{};
+  // An empty string_view may carry a null data(); the table takes NULL as a missing argument.
+  int code = api_.create_from_yaml(yaml.empty() ? "" : yaml.data(), yaml.size(), c.keys.data(),
+                                   c.values.data(), overrides.size(), &handle, &error);
+  return Wrap(code, &error, handle);
+}
+
+absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYamlFile(
+    const std::string& path, const PropList& overrides) {
+  CArrays c(overrides);
+  RegistryRepository* handle = nullptr;
+  RegistryError error{};
+  int code = api_.create_from_yaml_file(path.c_str(), c.keys.data(), c.values.data(),
+                                        overrides.size(), &handle, &error);
+  return Wrap(code, &error, handle);
+}
+
+absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromProps(
+    const PropList& props) {
+  CArrays c(props);
+  RegistryRepository* handle = nullptr;
+  RegistryError error{};
+  int code = api_.create_from_props(c.keys.data(), c.values.data(), props.size(), &handle, &error);
+  return Wrap(code, &error, handle);
+}
+
+PluginRepository::~PluginRepository() {
+  api_.destroy(handle_);
+  link_->handle.store(nullptr);
+  absl::MutexLock lock(&mu_);
+  for (auto& [id, slot] : listeners_) ListenerSlot::Retire(slot);
+}
+
+absl::StatusOr<std::optional<std::string>> PluginRepository::Get(absl::string_view key) {
+  const std::string k(key);
+  char* value = nullptr;
+  size_t len = 0;
+  bool found = false;
+  RegistryError error{};
+  absl::Status status =
+      TakeStatus(api_, api_.get(handle_, k.c_str(), &value, &len, &found, &error), &error);
+  if (!status.ok()) return status;
+  if (!found) return std::optional<std::string>();
+  std::optional<std::string> result(std::in_place, value, len);
+  api_.release_value(value);
+  return result;
+}
+
+absl::StatusOr<std::vector<std::string>> PluginRepository::GetChildrenKeys(absl::string_view key) {
+  const std::string k(key);
+  char** children = nullptr;
+  size_t count = 0;
+  RegistryError error{};
+  absl::Status status =
+      TakeStatus(api_, api_.get_children(handle_, k.c_str(), &children, &count, &error), &error);
+  if (!status.ok()) return status;
+  std::vector<std::string> names(children, children + count);
+  api_.release_children(children, count);
+  return names;
+}
+
+absl::StatusOr<bool> PluginRepository::IsExisted(absl::string_view key) {
+  const std::string k(key);
+  bool exists = false;
+  RegistryError error{};
+  absl::Status status = TakeStatus(api_, api_.exists(handle_, k.c_str(), &exists, &error), &error);
+  if (!status.ok()) return status;
+  return exists;
+}
+
+absl::Status PluginRepository::Persist(absl::string_view key, absl::string_view value) {
+  const std::string k(key);
+  RegistryError error{};
+  return TakeStatus(api_, api_.persist(handle_, k.c_str(), value.data(), value.size(), &error),
+                    &error);
+}
+
+absl::Status PluginRepository::Update(absl::string_view key, absl::string_view value) {
+  const std::string k(key);
+  RegistryError error{};
+  return TakeStatus(api_, api_.update(handle_, k.c_str(), value.data(), value.size(), &error),
+                    &error);
+}
+
+absl::Status PluginRepository::Delete(absl::string_view key) {
+  const std::string k(key);
+  RegistryError error{};
+  return TakeStatus(api_, api_.delete_key(handle_, k.c_str(), &error), &error);
+}
+
+absl::Status PluginRepository::PersistEphemeral(absl::string_view key, absl::string_view value) {
+  const std::string k(key);
+  RegistryError error{};
+  return TakeStatus(
+      api_, api_.persist_ephemeral(handle_, k.c_str(), value.data(), value.size(), &error), &error);
+}
+
+absl::StatusOr<bool> PluginRepository::PersistExclusiveEphemeral(absl::string_view key,
+                                                                 absl::string_view value) {
+  const std::string k(key);
+  bool created = false;
+  RegistryError error{};
+  absl::Status status =
+      TakeStatus(api_,
+                 api_.persist_exclusive_ephemeral(handle_, k.c_str(), value.data(), value.size(),
+                                                  &created, &error),
+                 &error);
+  if (!status.ok()) return status;
+  return created;
+}
+
+int PluginRepository::AddConnectionListener(ConnectionListener listener) {
+  absl::StatusOr<int> id = AddConnectionListenerOrError(std::move(listener));
+  return id.ok() ? *id : -1;
+}
+
+absl::StatusOr<int> PluginRepository::AddConnectionListenerOrError(ConnectionListener listener) {
+  auto slot = std::make_unique<ListenerSlot>(std::move(listener));
+  int64_t id = 0;
+  RegistryError error{};
+  absl::Status status = TakeStatus(
+      api_, api_.add_connection_listener(handle_, &ConnectionTrampoline, slot.get(), &id, &error),
+      &error);
+  if (!status.ok()) return status;
+  // A listener that removed itself before this line is not called again; its slot is freed
+  // with the others after destroy.
+  absl::MutexLock lock(&mu_);
+  listeners_[id] = slot.release();
+  return static_cast<int>(id);
+}
+
+void PluginRepository::RemoveConnectionListener(int id) {
+  RegistryError error{};
+  (void)TakeStatus(api_, api_.remove_connection_listener(handle_, id, &error), &error);
+  internal::RetireSlot(mu_, listeners_, id);
+}
+
+absl::StatusOr<PluginWatch> PluginRepository::AddWatch(absl::string_view key,
+                                                       DataChangedListener listener,
+                                                       const DataListenerOptions& options) {
+  if (!SupportsWatches()) return Missing("watches", REGISTRY_PLUGIN_ABI_MINOR_WATCH);
+  if (!listener) return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
+  const std::string k(key);
+  auto slot = std::make_unique<PluginWatch::Slot>(std::move(listener));
+  int64_t id = 0;
+  RegistryError error{};
+  const uint32_t c_options = options.replay_existing ? REGISTRY_WATCH_REPLAY_EXISTING : 0u;
+  absl::Status status =
+      TakeStatus(api_,
+                 api_.add_data_listener(handle_, k.c_str(), c_options, &WatchTrampoline, slot.get(),
+                                        &id, &error),
+                 &error);
+  if (!status.ok()) return status;
+  return PluginWatch(link_, id, slot.release());
+}
+
+absl::Status PluginRepository::Watch(absl::string_view key, DataChangedListener listener,
+                                     const DataListenerOptions& options) {
+  absl::StatusOr<PluginWatch> watch = AddWatch(key, std::move(listener), options);
+  if (!watch.ok()) return watch.status();
+  absl::MutexLock lock(&mu_);
+  watches_.emplace(std::string(key), std::move(*watch));
+  return absl::OkStatus();
+}
+
+void PluginRepository::RemoveDataListener(absl::string_view key) {
+  std::vector<PluginWatch> removed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto [first, last] = watches_.equal_range(std::string(key));
+    for (auto it = first; it != last; ++it) removed.push_back(std::move(it->second));
+    watches_.erase(first, last);
+  }
+  removed.clear();  // outside mu_: removal waits for running listener calls
+}
+
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetLock(absl::string_view name) {
+  if (!SupportsLocks()) return Missing("locks", REGISTRY_PLUGIN_ABI_MINOR_LOCK);
+  const std::string n(name);
+  RegistryLock* lock = nullptr;
+  RegistryError error{};
+  absl::Status status = TakeStatus(api_, api_.get_lock(handle_, n.c_str(), &lock, &error), &error);
+  if (!status.ok()) return status;
+  return std::make_unique<PluginLock>(library_, api_, lock, n);
+}
+
+bool PluginRepository::SupportsWatches() const {
+  return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_WATCH &&
+         REGISTRY_PLUGIN_API_HAS(&api_, remove_data_listener) &&
+         api_.add_data_listener != nullptr && api_.remove_data_listener != nullptr;
+}
+
+bool PluginRepository::SupportsLocks() const {
+  return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_LOCK &&
+         REGISTRY_PLUGIN_API_HAS(&api_, delete_if_held) && api_.get_lock != nullptr;
+}
+
+absl::Status PluginRepository::Close() {
+  RegistryError error{};
+  return TakeStatus(api_, api_.close(handle_, &error), &error);
+}
+
+void PluginRepository::ConnectionTrampoline(int32_t state, void* user_data) noexcept {
+  if (state < REGISTRY_CONNECTION_CONNECTED || state > REGISTRY_CONNECTION_RECONNECTED) return;
+  ListenerSlot::Run(user_data, [state](const ConnectionListener& listener) {
+    listener(static_cast<ConnectionState>(state));
+  });
+}
+
+void PluginRepository::WatchTrampoline(const RegistryDataEvent* event, void* user_data) noexcept {
+  if (event->type < REGISTRY_DATA_ADDED || event->type > REGISTRY_DATA_DELETED) return;
+  PluginWatch::Slot::Run(user_data, [event](const DataChangedListener& listener) {
+    DataChangedEvent e;
+    e.type = static_cast<DataChangedEvent::Type>(event->type);
+    e.key = event->key;
+    if (event->value_known) e.value.emplace(event->value, event->value_len);
+    if (offsetof(RegistryDataEvent, flags) + sizeof(event->flags) <= event->struct_size) {
+      e.flags = event->flags;
+    }
+    listener(e);
+  });
+}
+
+absl::Status PluginRepository::Missing(const char* what, uint32_t minor) const {
+  return absl::UnimplementedError(
+      absl::StrCat("registry plugin ", library_->path(), " has no ", what, ": it negotiated ABI ",
+                   REGISTRY_PLUGIN_ABI_MAJOR(api_.abi_version), ".",
+                   REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version), ", ", what, " need 1.", minor));
+}
+
+}  // namespace registry::plugin
