@@ -10,10 +10,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "base/backoff.h"
 #include "base/monotonic.h"
 #include "base/status_text.h"
-#include "consul/kv.h"
 #include "consul/query.h"
 
 namespace registry::watch::internal {
@@ -24,12 +22,6 @@ namespace {
 constexpr absl::Duration kMaxPoll = absl::Seconds(1);
 // Readiness events taken from the kernel per epoll_wait.
 constexpr int kMaxEvents = 256;
-
-// Failures that say "this server is not answering properly": the next query tries another one.
-bool IsServerFailure(const absl::Status& status) {
-  return absl::IsUnavailable(status) || absl::IsInternal(status) || absl::IsDataLoss(status) ||
-         absl::IsDeadlineExceeded(status);
-}
 
 absl::Status Annotate(const absl::Status& status, absl::string_view consul_key) {
   return Prefixed(absl::StrCat("watch '", consul_key, "'"), status);
@@ -175,41 +167,9 @@ size_t IoLoop::watch_count() const {
 }
 
 void IoLoop::Run() {
-  std::vector<std::unique_ptr<Query>> adds;
-  std::vector<WatchId> removes;
   epoll_event events[kMaxEvents];
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (closed_) break;
-      adds.swap(adds_);
-      removes.swap(removes_);
-    }
-    absl::Time now = MonotonicNow();
-    // Adds before removes: a watch removed right after it was added is in both lists.
-    for (std::unique_ptr<Query>& query : adds) {
-      Query* raw = query.get();
-      queries_[raw->id] = std::move(query);
-      StartQuery(raw, now);
-    }
-    adds.clear();
-    for (WatchId id : removes) {
-      auto it = queries_.find(id);
-      if (it == queries_.end()) continue;
-      Drop(it->second.get());
-      queries_.erase(it);
-    }
-    removes.clear();
-    while (!timers_.empty() && timers_.top().first <= now) {
-      auto [at, id] = timers_.top();
-      timers_.pop();
-      auto it = queries_.find(id);
-      if (it == queries_.end() || it->second->exchange != nullptr || it->second->retry_at != at) {
-        continue;  // stale timer
-      }
-      StartQuery(it->second.get(), now);
-    }
-
+  while (TakeCommands()) {
+    FireDueTimers(MonotonicNow());
     int running = 0;
     if (curl_deadline_ <= MonotonicNow()) {
       curl_deadline_ = absl::InfiniteFuture();
@@ -223,24 +183,68 @@ void IoLoop::Run() {
     int timeout_ms =
         static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(sleep, absl::Milliseconds(1))));
     const int ready = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
-    for (int i = 0; i < ready; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == wake_fd_) {
-        uint64_t count = 0;
-        while (read(wake_fd_, &count, sizeof(count)) > 0) {
-        }
-        continue;
-      }
-      int flags = 0;
-      if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
-      if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
-      if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
-      curl_multi_socket_action(multi_, fd, flags, &running);
-    }
+    for (int i = 0; i < ready; ++i) OnReady(events[i]);
     CompleteFinished();
   }
-  // Oldest connection first: libcurl finds a connection to close by walking its per-host list
-  // from the oldest one, so this order keeps closing thousands of parked queries linear.
+  DropAllOldestConnectionFirst();
+}
+
+bool IoLoop::TakeCommands() {
+  std::vector<std::unique_ptr<Query>> adds;
+  std::vector<WatchId> removes;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return false;
+    adds.swap(adds_);
+    removes.swap(removes_);
+  }
+  const absl::Time now = MonotonicNow();
+  // Adds before removes: a watch removed right after it was added is in both lists.
+  for (std::unique_ptr<Query>& query : adds) {
+    Query* raw = query.get();
+    queries_[raw->id] = std::move(query);
+    StartQuery(raw, now);
+  }
+  for (WatchId id : removes) {
+    auto it = queries_.find(id);
+    if (it == queries_.end()) continue;
+    Drop(it->second.get());
+    queries_.erase(it);
+  }
+  return true;
+}
+
+void IoLoop::FireDueTimers(absl::Time now) {
+  while (!timers_.empty() && timers_.top().first <= now) {
+    auto [at, id] = timers_.top();
+    timers_.pop();
+    auto it = queries_.find(id);
+    if (it == queries_.end() || it->second->exchange != nullptr || it->second->retry_at != at) {
+      continue;  // stale timer
+    }
+    StartQuery(it->second.get(), now);
+  }
+}
+
+void IoLoop::OnReady(const epoll_event& event) {
+  const int fd = event.data.fd;
+  if (fd == wake_fd_) {
+    uint64_t count = 0;
+    while (read(wake_fd_, &count, sizeof(count)) > 0) {
+    }
+    return;
+  }
+  int flags = 0;
+  if (event.events & EPOLLIN) flags |= CURL_CSELECT_IN;
+  if (event.events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+  if (event.events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+  int running = 0;
+  curl_multi_socket_action(multi_, fd, flags, &running);
+}
+
+void IoLoop::DropAllOldestConnectionFirst() {
+  // libcurl finds a connection to close by walking its per-host list from the oldest one, so
+  // this order keeps closing thousands of parked queries linear.
   std::vector<std::pair<uint64_t, Query*>> order;
   order.reserve(queries_.size());
   for (auto& [id, query] : queries_) {
@@ -353,106 +357,6 @@ curl_socket_t IoLoop::OpenSocket(void* data, curlsocktype purpose, curl_sockaddr
   const curl_socket_t opened = socket(address->family, address->socktype, address->protocol);
   if (opened != CURL_SOCKET_BAD) query->loop->socket_serial_[opened] = ++query->loop->socket_count_;
   return opened;
-}
-
-void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
-  curl_multi_remove_handle(multi_, query->easy);
-  std::unique_ptr<consul::CurlExchange> exchange = std::move(query->exchange);
-  const consul::HttpRequest& request = exchange->request();
-  absl::StatusOr<consul::HttpResponse> response = exchange->Finish(result);
-  if (query->refused_new_connection) {  // not a failure: re-list at once on a new connection
-    query->resync = true;
-    StartQuery(query, now);
-    return;
-  }
-  if (!response.ok()) {
-    Fail(query, response.status(), request.server, now);
-    return;
-  }
-  if (response->status != 200 && response->status != 404) {
-    absl::StatusOr<consul::KvListResult> error = consul::ParseKvListResponse(request, *response);
-    Fail(query,
-         error.ok() ? absl::InternalError(absl::StrCat("HTTP ", response->status)) : error.status(),
-         request.server, now);
-    return;
-  }
-  absl::StatusOr<consul::QueryMeta> meta = consul::ParseQueryMeta(request, *response);
-  if (!meta.ok()) {
-    Fail(query, meta.status(), request.server, now);
-    return;
-  }
-  const bool resync = query->resync;
-  query->trust_new_connection = query->sent_index == 0;
-  const consul::IndexTracker::Change change =
-      resync ? consul::IndexTracker::Change::kReset : query->tracker.Observe(meta->index);
-  // An early answer that is no change (or an index reset) is suspicious: back off rather than
-  // spin. A plain read (index 0) answers at once by design.
-  const bool early = query->sent_index != 0 && now - query->sent_at < options_.block_query_wait / 2;
-  if (change == consul::IndexTracker::Change::kUnchanged) {
-    if (early) {
-      BackOff(query, now, /*suspicious=*/true);
-    } else {
-      query->backoff_steps = 0;
-      StartQuery(query, now);
-    }
-    return;
-  }
-  const bool reset = change == consul::IndexTracker::Change::kReset;
-  const CompareBy compare = reset ? CompareBy::kContent : CompareBy::kModifyIndex;
-  std::optional<DiffResult> diff = response->status == 200
-                                       ? DiffListingBody(&query->snapshot, response->body,
-                                                         query->scope, options_.key_mapper, compare)
-                                       : std::nullopt;
-  if (!diff.has_value()) {  // 404 (empty), or a body the fast path does not take
-    absl::StatusOr<consul::KvListResult> listing = consul::ParseKvListResponse(request, *response);
-    if (!listing.ok()) {
-      Fail(query, listing.status(), request.server, now);
-      return;
-    }
-    diff = DiffListing(std::move(query->snapshot), std::move(listing->entries), query->scope,
-                       options_.key_mapper, compare);
-  }
-  query->snapshot = std::move(diff->next);
-  if (reset) {
-    query->tracker.Reset();
-    query->tracker.Observe(meta->index);
-  }
-  query->resync = false;
-  if (query->failures > 0) {
-    std::fprintf(stderr, "watch '%s': recovered after %d failed attempt(s)\n",
-                 query->scope.consul_key().c_str(), query->failures);
-    query->failures = 0;
-  }
-  dispatcher_->Enqueue(query->id, std::move(diff->events));
-  if (reset && !resync && early) {
-    BackOff(query, now, /*suspicious=*/true);
-    return;
-  }
-  // A proper blocking answer ends any back-off; a re-list ends one caused by failures (the
-  // server answers again) but not one caused by suspicious answers (they may come back).
-  if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff_steps = 0;
-  StartQuery(query, now);
-}
-
-void IoLoop::Fail(Query* query, const absl::Status& status, const std::string& server,
-                  absl::Time now) {
-  query->resync = true;  // whatever was missed, the next answer is a full re-list
-  if (IsServerFailure(status)) client_->ReportServerFailure(server);
-  if (query->failures++ == 0) {
-    std::fprintf(stderr, "watch '%s': %s; re-listing with back-off\n",
-                 query->scope.consul_key().c_str(), std::string(status.message()).c_str());
-  }
-  BackOff(query, now, /*suspicious=*/false);
-}
-
-void IoLoop::BackOff(Query* query, absl::Time now, bool suspicious) {
-  query->backoff_suspicious = suspicious;
-  // The query after a back-off is a plain re-list: whatever happened meanwhile (even an index
-  // reset that no parked query saw) is diffed by content at once.
-  query->resync = true;
-  query->retry_at =
-      now + BackoffDelay(options_.retry_min, options_.retry_max, ++query->backoff_steps, rng_);
-  timers_.emplace(query->retry_at, query->id);
 }
 
 void IoLoop::Drop(Query* query) {

@@ -18,6 +18,7 @@
 #define WATCH_IO_LOOP_H_
 
 #include <curl/curl.h>
+#include <sys/epoll.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,7 @@
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "consul/curl_exchange.h"
+#include "watch/diff.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
 
@@ -104,11 +106,26 @@ class IoLoop {
 
   // Wakes the IO thread (from any thread).
   void Wake();
+  // The IO thread: takes commands, starts queries whose back-off ended, lets libcurl work on
+  // ready sockets and timeouts, and sleeps in epoll_wait until the next of those.
   void Run();
+  // Starts the watches added and drops those removed since the last call; false once closed.
+  bool TakeCommands();
+  void FireDueTimers(absl::Time now);
+  // A ready descriptor: the wake-up eventfd, or a socket handed to libcurl.
+  void OnReady(const epoll_event& event);
+  // Drops every query at close (see io_loop.cc for the order).
+  void DropAllOldestConnectionFirst();
   // Hands every transfer libcurl reports finished to Complete().
   void CompleteFinished();
   void StartQuery(Query* query, absl::Time now);
+  // io_loop_answers.cc: a finished transfer, a usable answer (`index` from its headers), the
+  // diff of its listing against what the listener was told.
   void Complete(Query* query, CURLcode result, absl::Time now);
+  void Apply(Query* query, const consul::HttpRequest& request, const consul::HttpResponse& response,
+             uint64_t index, absl::Time now);
+  absl::StatusOr<DiffResult> Diff(Query* query, const consul::HttpRequest& request,
+                                  const consul::HttpResponse& response, CompareBy compare);
   void Fail(Query* query, const absl::Status& status, const std::string& server, absl::Time now);
   // Schedules a plain re-list after the next back-off step. `suspicious`: caused by an odd
   // answer rather than a failure.

@@ -1,0 +1,141 @@
+// watch/io_loop_answers.cc
+//
+// What an answer (or a failure) does to a watch's query, on the IO thread: the listing is
+// diffed against what the listener was told, the events are queued, and the next query starts
+// at once or after a back-off. The rest of the loop is in io_loop.cc.
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/backoff.h"
+#include "consul/kv.h"
+#include "consul/query.h"
+#include "watch/io_loop.h"
+
+namespace registry::watch::internal {
+namespace {
+
+// Failures that say "this server is not answering properly": the next query tries another one.
+bool IsServerFailure(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsInternal(status) || absl::IsDataLoss(status) ||
+         absl::IsDeadlineExceeded(status);
+}
+
+// The query metadata of an answer a watch can use (200, or 404 for an empty subtree); the
+// failure otherwise.
+absl::StatusOr<consul::QueryMeta> UsableAnswer(
+    const consul::HttpRequest& request, const absl::StatusOr<consul::HttpResponse>& response) {
+  if (!response.ok()) return response.status();
+  if (response->status != 200 && response->status != 404) {
+    absl::StatusOr<consul::KvListResult> error = consul::ParseKvListResponse(request, *response);
+    return error.ok() ? absl::InternalError(absl::StrCat("HTTP ", response->status))
+                      : error.status();
+  }
+  return consul::ParseQueryMeta(request, *response);
+}
+
+}  // namespace
+
+void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
+  curl_multi_remove_handle(multi_, query->easy);
+  std::unique_ptr<consul::CurlExchange> exchange = std::move(query->exchange);
+  const consul::HttpRequest& request = exchange->request();
+  absl::StatusOr<consul::HttpResponse> response = exchange->Finish(result);
+  if (query->refused_new_connection) {  // not a failure: re-list at once on a new connection
+    query->resync = true;
+    StartQuery(query, now);
+    return;
+  }
+  absl::StatusOr<consul::QueryMeta> meta = UsableAnswer(request, response);
+  if (!meta.ok()) {
+    Fail(query, meta.status(), request.server, now);
+    return;
+  }
+  Apply(query, request, *response, meta->index, now);
+}
+
+void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
+                   const consul::HttpResponse& response, uint64_t index, absl::Time now) {
+  const bool resync = query->resync;
+  query->trust_new_connection = query->sent_index == 0;
+  const consul::IndexTracker::Change change =
+      resync ? consul::IndexTracker::Change::kReset : query->tracker.Observe(index);
+  // An early answer that is no change (or an index reset) is suspicious: back off rather than
+  // spin. A plain read (index 0) answers at once by design.
+  const bool early = query->sent_index != 0 && now - query->sent_at < options_.block_query_wait / 2;
+  if (change == consul::IndexTracker::Change::kUnchanged) {
+    if (early) {
+      BackOff(query, now, /*suspicious=*/true);
+    } else {
+      query->backoff_steps = 0;
+      StartQuery(query, now);
+    }
+    return;
+  }
+  const bool reset = change == consul::IndexTracker::Change::kReset;
+  absl::StatusOr<DiffResult> diff =
+      Diff(query, request, response, reset ? CompareBy::kContent : CompareBy::kModifyIndex);
+  if (!diff.ok()) {
+    Fail(query, diff.status(), request.server, now);
+    return;
+  }
+  query->snapshot = std::move(diff->next);
+  if (reset) {
+    query->tracker.Reset();
+    query->tracker.Observe(index);
+  }
+  query->resync = false;
+  if (query->failures > 0) {
+    std::fprintf(stderr, "watch '%s': recovered after %d failed attempt(s)\n",
+                 query->scope.consul_key().c_str(), query->failures);
+    query->failures = 0;
+  }
+  dispatcher_->Enqueue(query->id, std::move(diff->events));
+  if (reset && !resync && early) {
+    BackOff(query, now, /*suspicious=*/true);
+    return;
+  }
+  // A proper blocking answer ends any back-off; a re-list ends one caused by failures (the
+  // server answers again) but not one caused by suspicious answers (they may come back).
+  if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff_steps = 0;
+  StartQuery(query, now);
+}
+
+absl::StatusOr<DiffResult> IoLoop::Diff(Query* query, const consul::HttpRequest& request,
+                                        const consul::HttpResponse& response, CompareBy compare) {
+  if (response.status == 200) {
+    std::optional<DiffResult> diff = DiffListingBody(&query->snapshot, response.body, query->scope,
+                                                     options_.key_mapper, compare);
+    if (diff.has_value()) return std::move(*diff);
+  }
+  // 404 (an empty subtree), or a body the fast path does not take.
+  absl::StatusOr<consul::KvListResult> listing = consul::ParseKvListResponse(request, response);
+  if (!listing.ok()) return listing.status();
+  return DiffListing(std::move(query->snapshot), std::move(listing->entries), query->scope,
+                     options_.key_mapper, compare);
+}
+
+void IoLoop::Fail(Query* query, const absl::Status& status, const std::string& server,
+                  absl::Time now) {
+  query->resync = true;  // whatever was missed, the next answer is a full re-list
+  if (IsServerFailure(status)) client_->ReportServerFailure(server);
+  if (query->failures++ == 0) {
+    std::fprintf(stderr, "watch '%s': %s; re-listing with back-off\n",
+                 query->scope.consul_key().c_str(), std::string(status.message()).c_str());
+  }
+  BackOff(query, now, /*suspicious=*/false);
+}
+
+void IoLoop::BackOff(Query* query, absl::Time now, bool suspicious) {
+  query->backoff_suspicious = suspicious;
+  // The query after a back-off is a plain re-list: whatever happened meanwhile (even an index
+  // reset that no parked query saw) is diffed by content at once.
+  query->resync = true;
+  query->retry_at =
+      now + BackoffDelay(options_.retry_min, options_.retry_max, ++query->backoff_steps, rng_);
+  timers_.emplace(query->retry_at, query->id);
+}
+
+}  // namespace registry::watch::internal
