@@ -1,9 +1,10 @@
 // base/limits.h
 //
 // The defaults and limits of the repository's time settings, in one place. The YAML parser
-// (conf/), the Consul repository (repository/) and the Consul client (consul/) take their
-// defaults from here and check values with ValidateTimings(), each naming the settings its own
-// way (a YAML prop, a C++ field), so that a config conf/ accepts is one the repository accepts.
+// (conf/), the Consul repository (repository/), the client (consul/) and the watch engine
+// (watch/) take their defaults and limits from here; conf/ and the repository check values with
+// ValidateTimings(), each naming the settings its own way (a YAML prop, a C++ field), so that a
+// config conf/ accepts is one the repository accepts.
 //
 // Thread safety: constants and a pure function.
 #ifndef BASE_LIMITS_H_

@@ -1,7 +1,8 @@
 // base/monotonic.h
 //
-// Time that does not follow the wall clock, for schedules (session renewal, retries) that must
-// keep their pace when the system clock is stepped: MonotonicNow() and WakeupSignal.
+// Time that does not follow the wall clock, for schedules that must keep their pace when the
+// system clock is stepped (session renewal, the pauses between retries): MonotonicNow() and
+// WakeupSignal.
 //
 // absl::Mutex's timed waits take wall-clock deadlines (a wait for "500 ms" lasts an hour when the
 // clock steps back an hour meanwhile), so a thread that sleeps until a monotonic deadline waits

@@ -25,8 +25,10 @@ constexpr absl::Duration kFirstBackoff = absl::Milliseconds(100);
 constexpr absl::Duration kMaxBackoff = absl::Seconds(5);
 
 absl::Duration Backoff(int failures) {
-  thread_local absl::BitGen gen;  // the monitor thread's own
-  return BackoffDelay(kFirstBackoff, kMaxBackoff, failures, gen);
+  static absl::Mutex mu(absl::kConstInit);
+  static absl::BitGen* const gen = new absl::BitGen;  // shared by every monitor; never freed
+  absl::MutexLock lock(&mu);
+  return BackoffDelay(kFirstBackoff, kMaxBackoff, failures, *gen);
 }
 
 }  // namespace

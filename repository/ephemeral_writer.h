@@ -4,7 +4,7 @@
 // key's state, then one transaction whose first op re-checks that state). Callers loop: they
 // own the session, the retry timer and the bookkeeping of which keys are theirs.
 //
-// Consul semantics relied on (docs/consul-semantics.md): a txn "lock" op is refused while the
+// Consul semantics relied on (docs/consul-behaviour.md): a txn "lock" op is refused while the
 // key is under lock-delay (the key's last holder died within its session's LockDelay) and when
 // another session holds the key; a "set" keeps the holder, so taking a key from another session
 // is "delete" then "lock" in the same txn.

@@ -1,6 +1,6 @@
 // repository/session_keeper.cc
 //
-// The session life cycle, the background threads (renewal; event delivery) and event delivery. The
+// The session life cycle and the background threads (renewal, event delivery, restore). The
 // ephemeral writes (Bind, PersistentWrite, Update and the re-persist pass) are in
 // session_keeper_writes.cc.
 #include "repository/session_keeper.h"

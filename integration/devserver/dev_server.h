@@ -2,7 +2,7 @@
 //
 // DevServer is a single-node, in-memory server that speaks the parts of Consul's HTTP API the
 // plugin uses (KV, sessions, txn, status, agent/self) with Consul's semantics, edge cases
-// included (see ../../shared/docs/consul-semantics.md and README.md). It is what the
+// included (see docs/consul-behaviour.md and README.md). It is what the
 // quickstart runs and what integration tests start in-process on port 0. Like
 // `consul agent -dev` it keeps nothing on disk and is not a production store.
 //

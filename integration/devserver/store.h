@@ -2,7 +2,7 @@
 //
 // Store is the dev server's whole state: the KV table with its tombstones, sessions with their
 // TTL timers and lock-delays, the raft-like index counters, and the watches that blocking
-// queries wait on. It implements Consul's state-store rules (consul-semantics.md §1-§5): one
+// queries wait on. It implements Consul's state-store rules (docs/consul-behaviour.md): one
 // global index bumped by every effective write, per-key ModifyIndex, prefix indexes raised by
 // tombstones, identical writes that change nothing, acquire/release with LockIndex,
 // lock-delay after invalidation, TTL expiry at 2×TTL, atomic transactions.

@@ -2,8 +2,7 @@
 //
 // Plain value types shared by the dev server's store (store.h) and its HTTP API (api.h): the
 // KV entry, the KV operation verbs of /v1/kv and /v1/txn, sessions, and watch scopes. Field
-// meanings follow Consul's structs.DirEntry / structs.Session (see
-// ../../shared/docs/consul-semantics.md).
+// meanings follow Consul's structs.DirEntry / structs.Session (see docs/consul-behaviour.md).
 //
 // Thread safety: value types; no internal synchronisation.
 #ifndef INTEGRATION_DEVSERVER_STORE_TYPES_H_
