@@ -4,6 +4,8 @@
 
 #include "gtest/gtest.h"
 #include "integration/consul_client/live_fixture.h"
+#include "integration/devserver/store.h"
+#include "integration/testing/server_test.h"
 
 namespace registry::consul::live {
 namespace {
@@ -163,6 +165,9 @@ TEST_F(BlockingLiveFaultsTest, IndexTrackerFedByRealResponsesReportsChangesAndTh
     return client().KvGet("tracked", {.index = before_reset, .wait = absl::Seconds(30)}, canceller);
   });
   ASSERT_TRUE(AwaitRequestCount(server(), "kv.get", gets + 1));
+  // Counted on arrival, parked a moment later: a reset before it parks is seen only when the
+  // wait ends (as with Consul), so the reset waits for the parked query.
+  ASSERT_TRUE(registry::testing::Eventually([this] { return server().store().watch_count() > 0; }));
   server().ResetIndex(1);
   ASSERT_TRUE(read.Done(absl::Seconds(2))) << "still blocked after the index reset";
   ASSERT_OK_AND_ASSIGN(KvGetResult reset, read.Get());

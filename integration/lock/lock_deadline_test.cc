@@ -47,7 +47,8 @@ TEST_F(LockDeadlineFaultsTest, TryLockReturnsByItsDeadlineWhenConsulIsSlow) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
   auto held = GetLock(*holder_manager, "slow");
-  ASSERT_TRUE(held->Lock().ok());
+  const absl::Status locked = held->Lock();
+  ASSERT_TRUE(locked.ok()) << locked;
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
   CreateTheSession(*manager);
