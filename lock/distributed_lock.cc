@@ -118,17 +118,30 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     lost_ = absl::OkStatus();
   }
   const std::string& session = (*remote)->session;
-  std::weak_ptr<DistributedLock> weak = weak_from_this();
-  core_->monitor().Watch(hold, key_, session, MonotonicNow() + core_->options().monitor_delay,
-                         [weak, hold](const absl::Status& reason) {
-                           if (auto self = weak.lock()) self->MarkLost(hold, reason);
-                         });
+  WatchHeldKey(hold, session);
   // The session may have been lost while the acquire was in flight, before this hold existed
   // for the session observer to see.
   if (core_->IsSessionLost(session)) {
     MarkLost(hold, absl::AbortedError(absl::StrCat("the instance session ", session, " was lost")));
   }
   return true;
+}
+
+void DistributedLock::WatchHeldKey(uint64_t hold, const std::string& session) {
+  std::weak_ptr<DistributedLock> weak = weak_from_this();
+  const watch::WatchId id =
+      core_->WatchHeldKey(key_, session, [weak, hold](const absl::Status& reason) {
+        if (auto self = weak.lock()) self->MarkLost(hold, reason);
+      });
+  {
+    absl::MutexLock lock(&mu_);
+    // Closed meanwhile: Close() found no key watch to end.
+    if (closed_.ok() && hold_id_ == hold && holds_ > 0) {
+      key_watch_ = id;
+      return;
+    }
+  }
+  core_->StopWatching(id);
 }
 
 void DistributedLock::ReleaseInBackground(std::string session) {
@@ -146,7 +159,7 @@ void DistributedLock::ReleaseInBackground(std::string session) {
 absl::Status DistributedLock::Unlock() {
   const std::thread::id me = std::this_thread::get_id();
   RemoteHold remote;
-  uint64_t hold = 0;
+  watch::WatchId key_watch = 0;
   bool lost = false;
   {
     absl::MutexLock lock(&mu_);
@@ -156,10 +169,10 @@ absl::Status DistributedLock::Unlock() {
     }
     if (--holds_ > 0) return absl::OkStatus();
     remote = RemoteHold{held_session_, held_index_};
-    hold = hold_id_;
     lost = !lost_.ok();
+    key_watch = std::exchange(key_watch_, 0);
   }
-  core_->monitor().Unwatch(hold);
+  core_->StopWatching(key_watch);
   absl::Status status;
   // A lost hold has nothing to release; after close the session (or the manager) is gone.
   if (!lost && core_->BeginCall()) {
@@ -228,11 +241,14 @@ void DistributedLock::OnSessionLost(const std::string& session_id) {
 
 void DistributedLock::Close(const absl::Status& reason) {
   uint64_t hold = 0;
+  watch::WatchId key_watch = 0;
   {
     absl::MutexLock lock(&mu_);
     if (closed_.ok()) closed_ = reason;
     if (holds_ > 0) hold = hold_id_;
+    key_watch = std::exchange(key_watch_, 0);
   }
+  core_->StopWatching(key_watch);
   if (hold != 0) MarkLost(hold, absl::AbortedError(reason.message()));
 }
 

@@ -2,11 +2,14 @@
 #include "lock/lock_core.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/monotonic.h"
 #include "base/status_text.h"
 #include "lock/lock_name.h"
 
@@ -15,6 +18,21 @@ namespace {
 
 // Lost session ids remembered (a loss is acted upon long before this many more happen).
 constexpr size_t kLostSessionsKept = 16;
+
+// OK iff `entry`, the state of lock key `consul_key`, is held by `session`; else Aborted saying
+// what happened to it.
+absl::Status HeldBy(absl::string_view consul_key, absl::string_view session,
+                    const std::optional<consul::DirEntry>& entry) {
+  if (!entry.has_value()) {
+    return absl::AbortedError(absl::StrCat("lock key '", consul_key, "' was deleted"));
+  }
+  if (entry->session == session) return absl::OkStatus();
+  if (entry->session.empty()) {
+    return absl::AbortedError(absl::StrCat("lock key '", consul_key, "' was released"));
+  }
+  return absl::AbortedError(
+      absl::StrCat("lock key '", consul_key, "' is now held by session ", entry->session));
+}
 
 // The instance sessions that have a live core: at most one core per session.
 absl::Mutex registry_mu(absl::kConstInit);
@@ -33,8 +51,7 @@ LockCore::LockCore(InstanceSession& session, LockManagerOptions options)
                            ? options_.max_unreachable
                            : session.options().session_ttl),
       block_query_wait_(session.options().block_query_wait),
-      lock_retry_(session.options().lock_retry),
-      monitor_(session.client(), &canceller_, session.options().block_query_wait) {}
+      lock_retry_(session.options().lock_retry) {}
 
 LockCore::~LockCore() { Shutdown(); }
 
@@ -76,7 +93,21 @@ void LockCore::Shutdown() {
         +[](int* calls) { return *calls == 0; }, &calls_));
   }
   if (observer_id_ != 0) session_.RemoveSessionObserver(observer_id_);
-  monitor_.Stop();  // delivers the losses CloseAll() reported, then joins
+  {
+    // The losses CloseAll() reported are delivered before the manager is gone. A task that
+    // destroys the manager itself does not wait for its own end.
+    absl::MutexLock lock(&mu_);
+    struct Args {
+      LockCore* core;
+      std::thread::id me;
+    } args{this, std::this_thread::get_id()};
+    mu_.Await(absl::Condition(
+        +[](Args* a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(a->core->mu_) {
+          return a->core->deliveries_ == 0 ||
+                 (a->core->deliveries_ == 1 && a->core->delivering_ == a->me);
+        },
+        &args));
+  }
   std::map<std::string, std::shared_ptr<DistributedLock>> locks;
   {
     absl::MutexLock lock(&mu_);
@@ -200,6 +231,64 @@ bool LockCore::SleepUntil(absl::Time until) {
 uint64_t LockCore::NextHoldId() {
   absl::MutexLock lock(&mu_);
   return next_hold_id_++;
+}
+
+watch::WatchId LockCore::WatchHeldKey(const std::string& consul_key, const std::string& session,
+                                      std::function<void(const absl::Status&)> on_lost) {
+  if (options_.monitor_delay == absl::InfiniteDuration()) return 0;
+  absl::StatusOr<watch::WatchEngine*> engine = session_.watch_engine();
+  absl::StatusOr<watch::WatchId> id =
+      engine.ok() ? (*engine)->WatchKey(
+                        consul_key,
+                        [consul_key, session, on_lost = std::move(on_lost),
+                         reported = false](const std::optional<consul::DirEntry>& entry) mutable {
+                          absl::Status held = HeldBy(consul_key, session, entry);
+                          if (held.ok() || reported) return;
+                          reported = true;
+                          on_lost(held);
+                        },
+                        {.start_at = MonotonicNow() + options_.monitor_delay})
+                  : engine.status();
+  if (!id.ok()) {
+    std::fprintf(stderr, "lock key '%s' is not monitored: %s\n", consul_key.c_str(),
+                 std::string(id.status().message()).c_str());
+    return 0;
+  }
+  return *id;
+}
+
+void LockCore::StopWatching(watch::WatchId id) {
+  if (id == 0) return;
+  absl::StatusOr<watch::WatchEngine*> engine = session_.watch_engine();
+  if (engine.ok()) (*engine)->Remove(id);
+}
+
+void LockCore::Deliver(std::function<void()> task) {
+  absl::StatusOr<watch::WatchEngine*> engine = session_.watch_engine();
+  if (engine.ok()) {
+    {
+      absl::MutexLock lock(&mu_);
+      ++deliveries_;
+    }
+    // The task keeps the core alive: Shutdown() may return, and the manager go, while it runs.
+    if ((*engine)->Post([self = shared_from_this(), task = std::move(task)] {
+          {
+            absl::MutexLock lock(&self->mu_);
+            self->delivering_ = std::this_thread::get_id();
+          }
+          task();
+          absl::MutexLock lock(&self->mu_);
+          self->delivering_ = std::thread::id();
+          --self->deliveries_;
+        })) {
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    --deliveries_;
+  }
+  std::fprintf(
+      stderr, "lock manager: a task (lost listeners or a release) was dropped: %s\n",
+      engine.ok() ? "the watch engine is closed" : std::string(engine.status().message()).c_str());
 }
 
 void LockCore::OnSessionEvent(const InstanceSession::Event& event) {

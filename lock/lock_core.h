@@ -2,8 +2,11 @@
 //
 // LockCore is the state a LockManager shares with its locks (internal to lock/): the instance
 // session and its observer, the manager's own canceller (cancelled when the repository closes or
-// the manager is destroyed), the key monitor thread, the table of locks, and the bookkeeping that
-// lets the manager's destructor wait for calls in progress.
+// the manager is destroyed), the table of locks, and the bookkeeping that lets the manager's
+// destructor wait for calls in progress. The manager has no thread of its own: held lock keys
+// are followed by key watches, and lost listeners run as tasks, on the repository's watch
+// engine (watch/watch_engine.h), so they never run on a thread that does network I/O for
+// watches or renews the session.
 //
 // Lock order: a lock's mutex and the core's mutex are never held together; the core calls into
 // locks only after releasing its own mutex, and locks call the core without holding theirs.
@@ -18,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -27,10 +31,10 @@
 #include "absl/time/time.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
-#include "lock/key_monitor.h"
 #include "lock/lock_manager.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "watch/watch_engine.h"
 
 namespace registry::lock {
 
@@ -71,7 +75,6 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   absl::Duration max_unreachable() const { return max_unreachable_; }
   absl::Duration block_query_wait() const { return block_query_wait_; }
   absl::Duration lock_retry() const { return lock_retry_; }
-  KeyMonitor& monitor() { return monitor_; }
 
   // The instance session for the next acquire attempt: the live one; the first one, created
   // now, if the instance never had one; else (a lost or refused session being replaced) waits
@@ -91,8 +94,22 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // A new hold id, unique within this core.
   uint64_t NextHoldId();
 
-  // Runs `task` on the monitor thread (lost listeners).
-  void Deliver(std::function<void()> task) { monitor_.Post(std::move(task)); }
+  // Follows the lock key `consul_key`, held by `session`, from options().monitor_delay on:
+  // `on_lost` runs once, on a listener worker of the watch engine, with Aborted saying what
+  // happened when the key is deleted, released or held by another session. A failing read is
+  // never a loss (losing the session is the session observer's verdict). Returns the key watch,
+  // or 0 when the key is not followed (monitor_delay is infinite, or the engine is unavailable:
+  // logged).
+  watch::WatchId WatchHeldKey(const std::string& consul_key, const std::string& session,
+                              std::function<void(const absl::Status&)> on_lost);
+  // Ends a key watch of WatchHeldKey (0 is ignored). When it returns, its `on_lost` is not
+  // running (unless called from inside it) and will not be called.
+  void StopWatching(watch::WatchId id);
+
+  // Runs `task` off the caller's thread, in order with the other tasks (lost listeners, releases
+  // of unknown acquires); Shutdown() waits for the tasks already handed over. Dropped only when
+  // the repository's watch engine is closed or cannot start (then logged).
+  void Deliver(std::function<void()> task);
 
  private:
   void OnSessionEvent(const InstanceSession::Event& event);
@@ -107,7 +124,6 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   const absl::Duration block_query_wait_;
   const absl::Duration lock_retry_;
   consul::Canceller canceller_;
-  KeyMonitor monitor_;  // stopped by Shutdown() before the canceller goes
   // Cancels canceller_ and closes every lock when the repository's canceller is cancelled.
   std::unique_ptr<consul::Canceller::Waker> repository_link_;
   int observer_id_ = 0;      // set by Create(), removed by Shutdown()
@@ -123,6 +139,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::string invalid_session_ ABSL_GUARDED_BY(mu_);            // last session the server refused
   absl::Time invalid_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   uint64_t next_hold_id_ ABSL_GUARDED_BY(mu_) = 1;
+  int deliveries_ ABSL_GUARDED_BY(mu_) = 0;          // tasks handed to the engine and not yet run
+  std::thread::id delivering_ ABSL_GUARDED_BY(mu_);  // the thread running one, if any
   std::map<std::string, std::shared_ptr<DistributedLock>> locks_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -25,9 +25,9 @@
 // resent release or write of one hold never acts on a later hold of the same process.
 //
 // Loss: a hold is lost when the instance session is lost (session observer), when the lock key
-// is deleted or held by another session (one background monitor per manager watches held lock
-// keys with blocking queries, starting `monitor_delay` after the acquisition, so short holds
-// cost no extra request), or when the repository closes. The holder then sees lost() == true,
+// is deleted or held by another session (held lock keys are followed by key watches on the
+// repository's watch engine, starting `monitor_delay` after the acquisition, so short holds cost
+// no extra request), or when the repository closes. The holder then sees lost() == true,
 // lost listeners are called, and fenced writes (PersistIfHeld, DeleteIfHeld) fail: they are
 // single Consul transactions that check the hold's index on the lock key, so they never write
 // once Consul has taken the lock away, whether or not the loss has been noticed locally yet.
@@ -85,7 +85,8 @@ absl::Status ValidateLockManagerOptions(const LockManagerOptions& options);
 // A named lock shared by every thread of the process that uses the same manager.
 class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
  public:
-  // Called once per lost hold, from the manager's background thread (never while any lock of the
+  // Called once per lost hold, on a listener worker of the repository's watch engine (never on a
+  // thread doing network I/O for watches or renewing the session, never while any lock of the
   // manager is locked internally), with the lock's canonical name and why it was lost. Must
   // return promptly; may call any method of the lock except Lock/TryLock.
   using LostListener = std::function<void(const std::string& name, const absl::Status& reason)>;
@@ -177,7 +178,7 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   absl::Status ReleaseRemote(const RemoteHold& hold);
   // One fenced release: true if it released the key, false if the key was not at hold.index.
   absl::StatusOr<bool> FencedRelease(const RemoteHold& hold);
-  // Gives tier 1 to a task on the manager's background thread that releases an acquire of
+  // Gives tier 1 to a task of the manager (LockCore::Deliver) that releases an acquire of
   // `session` whose outcome is unknown, then frees tier 1. The caller returns at once, so that
   // a TryLock never outlives its deadline, and no local thread takes the lock before the key is
   // known not to be bound to the session by that acquire.
@@ -190,13 +191,15 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
                            const std::string& consul_key, bool tree,
                            std::vector<consul::TxnOp> writes);
 
+  // Follows the lock key of hold `hold`, acquired with `session` (LockCore::WatchHeldKey).
+  void WatchHeldKey(uint64_t hold, const std::string& session);
   // Marks hold `hold_id` lost (if it is current and not lost yet) and schedules the listeners.
   void MarkLost(uint64_t hold_id, absl::Status reason);
   // Marks the current hold lost if it was acquired with `session_id`.
   void OnSessionLost(const std::string& session_id);
   // Fails later calls and waiters with `reason`; the current hold, if any, is lost.
   void Close(const absl::Status& reason);
-  // Calls the listeners about a lost hold (on the manager's background thread).
+  // Calls the listeners about a lost hold (as a task of the manager, LockCore::Deliver).
   void NotifyLost(const absl::Status& reason);
   absl::Status Prefixed(absl::string_view op, const absl::Status& status) const;
 
@@ -219,8 +222,9 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   std::string held_session_ ABSL_GUARDED_BY(mu_);
   uint64_t held_index_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t hold_id_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Status lost_ ABSL_GUARDED_BY(mu_);  // not OK: the current/last hold was lost, and why
-  // Called on the manager's monitor thread; thread-safe on its own.
+  uint64_t key_watch_ ABSL_GUARDED_BY(mu_) = 0;  // the current hold's key watch; 0: none
+  absl::Status lost_ ABSL_GUARDED_BY(mu_);       // not OK: the current/last hold was lost, and why
+  // Called by tasks of the manager (LockCore::Deliver); thread-safe on its own.
   ListenerRegistry<const std::string&, const absl::Status&> listeners_{"lock lost listener"};
 };
 
@@ -234,8 +238,8 @@ class LockManager {
   static absl::StatusOr<std::unique_ptr<LockManager>> Create(InstanceSession& session,
                                                              LockManagerOptions options = {});
 
-  // Fails waiters, reports held locks lost, stops the monitor thread and joins it. Returns
-  // promptly (in-flight requests are cancelled). Must not run inside a lost listener.
+  // Fails waiters, reports held locks lost and waits until their lost listeners have run. Returns
+  // promptly (in-flight requests are cancelled) unless a lost listener blocks.
   ~LockManager();
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;

@@ -1,6 +1,7 @@
 // repository/consul_repository.cc
 #include "repository/consul_repository.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,9 +38,17 @@ constexpr int kMaxUnknownOutcomes = 3;
 // The InstanceSession of a ConsulRepository: its keeper, client, key space and options.
 class ConsulInstanceSession final : public InstanceSession {
  public:
+  using EngineGetter = std::function<absl::StatusOr<watch::WatchEngine*>()>;
+
   ConsulInstanceSession(SessionKeeper& keeper, consul::Client& client, consul::Canceller& canceller,
-                        const KeySpace& space, const ConsulRepositoryOptions& options)
-      : keeper_(keeper), client_(client), canceller_(canceller), space_(space), options_(options) {}
+                        const KeySpace& space, const ConsulRepositoryOptions& options,
+                        EngineGetter engine)
+      : keeper_(keeper),
+        client_(client),
+        canceller_(canceller),
+        space_(space),
+        options_(options),
+        engine_(std::move(engine)) {}
 
   absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
     return keeper_.AcquireSessionId(deadline);
@@ -56,6 +65,7 @@ class ConsulInstanceSession final : public InstanceSession {
   void RemoveSessionObserver(int id) override { keeper_.RemoveSessionObserver(id); }
   consul::Client& client() override { return client_; }
   consul::Canceller* canceller() override { return &canceller_; }
+  absl::StatusOr<watch::WatchEngine*> watch_engine() override { return engine_(); }
   const KeySpace& key_space() const override { return space_; }
   const ConsulRepositoryOptions& options() const override { return options_; }
 
@@ -65,6 +75,7 @@ class ConsulInstanceSession final : public InstanceSession {
   consul::Canceller& canceller_;
   const KeySpace& space_;
   const ConsulRepositoryOptions& options_;
+  const EngineGetter engine_;
 };
 
 class ConsulRepository final : public Repository {
@@ -78,7 +89,7 @@ class ConsulRepository final : public Repository {
                 SessionKeeperOptions{absl::StrCat("registry:", space_.namespace_name()),
                                      options_.session_ttl, options_.session_lock_delay,
                                      options_.lock_retry, options_.client.request_timeout}),
-        session_(keeper_, *client_, canceller_, space_, options_) {}
+        session_(keeper_, *client_, canceller_, space_, options_, [this] { return Engine(); }) {}
 
   ~ConsulRepository() override { Close().IgnoreError(); }
 
@@ -202,6 +213,10 @@ class ConsulRepository final : public Repository {
   }
 
   absl::Status Close() override {
+    // The keeper first: its stop cancels every request and lock waiter (through the canceller),
+    // so that a data callback waiting in Lock() returns before the engine waits for it. The lock
+    // losses that reports are tasks on the engine, which its Close() still runs.
+    absl::Status status = keeper_.Stop();
     watch::WatchEngine* engine = nullptr;
     {
       absl::MutexLock lock(&watch_mu_);
@@ -209,9 +224,6 @@ class ConsulRepository final : public Repository {
       data_listeners_.clear();
       engine = engine_.get();
     }
-    // The keeper first: its stop cancels every request and lock waiter (through the canceller),
-    // so that a data callback waiting in Lock() returns before the engine waits for it.
-    absl::Status status = keeper_.Stop();
     if (engine != nullptr) engine->Close();
     return status;
   }

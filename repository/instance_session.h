@@ -30,6 +30,7 @@
 #include "registry/repository.h"
 #include "repository/consul_repository.h"
 #include "repository/key_space.h"
+#include "watch/watch_engine.h"
 
 namespace registry {
 
@@ -74,6 +75,11 @@ class InstanceSession {
   // made on behalf of this instance so that Close() never waits for one.
   virtual consul::Client& client() = 0;
   virtual consul::Canceller* canceller() = 0;
+
+  // The repository's watch engine (created on first use), for key watches and tasks that must
+  // run off the caller's thread. Errors: FailedPrecondition once the repository is closed; what
+  // the engine's creation reports.
+  virtual absl::StatusOr<watch::WatchEngine*> watch_engine() = 0;
 
   // How repository keys map to Consul keys, and the options the repository was made with
   // (block_query_wait, lock_retry, session_lock_delay, ...).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,7 +19,8 @@ Dispatcher::Dispatcher(DispatcherOptions options, std::function<void()> wake_sup
         options.batch_size = std::max<size_t>(options.batch_size, 1);
         return options;
       }()),
-      wake_supervisor_(std::move(wake_supervisor)) {
+      wake_supervisor_(std::move(wake_supervisor)),
+      tasks_(std::make_shared<Slot>()) {
   absl::MutexLock lock(&mu_);
   StartWorkerLocked();
 }
@@ -60,6 +63,19 @@ void Dispatcher::Add(uint64_t id, DataChangedListener listener) {
   slots_[id] = std::move(slot);
 }
 
+bool Dispatcher::ScheduleLocked(const std::shared_ptr<Slot>& slot) {
+  if (!slot->queued && !slot->running) {
+    slot->queued = true;
+    run_queue_.push_back(slot);
+    work_cv_.Signal();
+  }
+  if (!run_queue_.empty() && IdleWorkersLocked() == 0 && next_check_ == absl::InfiniteFuture()) {
+    next_check_ = MonotonicNow() + options_.stall_threshold;
+    return true;
+  }
+  return false;
+}
+
 void Dispatcher::Enqueue(uint64_t id, std::vector<DataChangedEvent> events) {
   if (events.empty()) return;
   bool wake = false;
@@ -68,19 +84,35 @@ void Dispatcher::Enqueue(uint64_t id, std::vector<DataChangedEvent> events) {
     if (stopping_) return;
     auto it = slots_.find(id);
     if (it == slots_.end()) return;
-    Slot& slot = *it->second;
-    for (DataChangedEvent& event : events) slot.pending.push_back(std::move(event));
-    if (!slot.queued && !slot.running) {
-      slot.queued = true;
-      run_queue_.push_back(it->second);
-      work_cv_.Signal();
-    }
-    if (!run_queue_.empty() && IdleWorkersLocked() == 0 && next_check_ == absl::InfiniteFuture()) {
-      next_check_ = MonotonicNow() + options_.stall_threshold;
-      wake = true;
-    }
+    for (DataChangedEvent& event : events) it->second->pending.emplace_back(std::move(event));
+    wake = ScheduleLocked(it->second);
   }
   if (wake && wake_supervisor_) wake_supervisor_();
+}
+
+void Dispatcher::EnqueueCall(uint64_t id, std::function<void()> call) {
+  bool wake = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    auto it = slots_.find(id);
+    if (it == slots_.end()) return;
+    it->second->pending.emplace_back(std::move(call));
+    wake = ScheduleLocked(it->second);
+  }
+  if (wake && wake_supervisor_) wake_supervisor_();
+}
+
+bool Dispatcher::Post(std::function<void()> task) {
+  bool wake = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return false;
+    tasks_->pending.emplace_back(std::move(task));
+    wake = ScheduleLocked(tasks_);
+  }
+  if (wake && wake_supervisor_) wake_supervisor_();
+  return true;
 }
 
 void Dispatcher::Remove(uint64_t id) {
@@ -133,9 +165,11 @@ absl::Time Dispatcher::Supervise(absl::Time now) {
 
 void Dispatcher::Stop() {
   std::vector<std::unique_ptr<Worker>> to_join;
+  std::deque<Work> tasks;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    tasks.swap(tasks_->pending);  // a worker running a batch of them finishes it first
     for (auto& [id, slot] : slots_) {
       slot->removed.store(true, std::memory_order_release);
       slot->pending.clear();
@@ -156,6 +190,8 @@ void Dispatcher::Stop() {
   for (auto& worker : to_join) {
     if (worker->thread.joinable()) worker->thread.join();
   }
+  RunBatch(tasks_.get(),
+           {std::make_move_iterator(tasks.begin()), std::make_move_iterator(tasks.end())});
 }
 
 size_t Dispatcher::worker_count() const {
@@ -187,7 +223,7 @@ void Dispatcher::WorkerLoop(Worker* self) {
     if (slot->removed.load(std::memory_order_acquire)) continue;
     slot->running = true;
     slot->runner = std::this_thread::get_id();
-    std::vector<DataChangedEvent> batch;
+    std::vector<Work> batch;
     const size_t take = std::min(slot->pending.size(), options_.batch_size);
     batch.reserve(take);
     for (size_t i = 0; i < take; ++i) {
@@ -216,9 +252,18 @@ void Dispatcher::WorkerLoop(Worker* self) {
   self->done = true;
 }
 
-void Dispatcher::RunBatch(Slot* slot, std::vector<DataChangedEvent> batch) {
-  for (const DataChangedEvent& event : batch) {
-    if (slot->removed.load(std::memory_order_acquire)) break;
+void Dispatcher::RunBatch(Slot* slot, std::vector<Work> batch) {
+  const bool tasks = slot == tasks_.get();  // never dropped, so never cut short
+  for (Work& work : batch) {
+    if (!tasks && slot->removed.load(std::memory_order_acquire)) break;
+    if (auto* call = std::get_if<std::function<void()>>(&work)) {
+      CallContainingExceptions(*call, [&] {
+        return tasks ? std::string("watch dispatcher task")
+                     : absl::StrCat("watch ", slot->id, " call");
+      });
+      continue;
+    }
+    const DataChangedEvent& event = std::get<DataChangedEvent>(work);
     CallContainingExceptions([&] { slot->listener(event); },
                              [&] {
                                return absl::StrCat("watch ", slot->id, " listener on ",

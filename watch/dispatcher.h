@@ -16,6 +16,10 @@
 // after `idle_retire` without work (and are joined), so the count falls back to one. Only when
 // `max_workers` listeners are stuck at once does the rest wait.
 //
+// Besides data events, a watch's queue can carry calls (a key watch's observations, see
+// watch_engine.h), and the dispatcher has one queue of its own for posted tasks (Post()), which
+// are never dropped. Everything in one queue runs in order.
+//
 // Thread safety: all methods may be called concurrently from any thread; listeners run on the
 // workers, at most one call per watch at a time.
 #ifndef WATCH_DISPATCHER_H_
@@ -28,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -60,12 +65,23 @@ class Dispatcher {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // Registers `listener` under `id` (unique, never reused). Ignored after Stop().
+  // The id of the dispatcher's own task queue (Post()); never a watch's id.
+  static constexpr uint64_t kTaskQueue = 0;
+
+  // Registers `listener` under `id` (unique, never reused, not kTaskQueue). A watch whose queue
+  // carries calls only may have a null listener. Ignored after Stop().
   void Add(uint64_t id, DataChangedListener listener);
 
   // Appends `events` to the queue of watch `id`, to be delivered in order. Ignored for an
   // unknown or removed id, and after Stop().
   void Enqueue(uint64_t id, std::vector<DataChangedEvent> events);
+  // Appends `call` to the queue of watch `id`, in order with its events; dropped like them.
+  void EnqueueCall(uint64_t id, std::function<void()> call);
+
+  // Runs `task` on a worker, after every task posted before it. A task is never dropped: those
+  // still pending when Stop() is called run on the thread calling Stop() before it returns.
+  // False (and `task` not run) after Stop().
+  bool Post(std::function<void()> task);
 
   // Forgets watch `id` and drops its pending events. When it returns, the listener is not
   // running and will not be called again — except when called from inside that listener: then
@@ -80,19 +96,22 @@ class Dispatcher {
   // (base/monotonic.h), as every time the engine keeps.
   absl::Time Supervise(absl::Time now);
 
-  // Drops every pending event, forgets every watch, and joins every worker once its current
-  // call returns. Called from inside a listener, it returns without waiting for that call (its
-  // worker is joined by the destructor). Idempotent.
+  // Drops every pending event and call, forgets every watch, joins every worker once its current
+  // call returns, then runs the posted tasks still pending. Called from inside a listener, it
+  // returns without waiting for that call (its worker is joined by the destructor). Idempotent.
   void Stop();
 
   // Number of live worker threads (for tests and benchmarks).
   size_t worker_count() const;
 
  private:
+  // One entry of a queue: an event for the watch's listener, or a call (or posted task).
+  using Work = std::variant<DataChangedEvent, std::function<void()>>;
+
   struct Slot {
     uint64_t id = 0;
     DataChangedListener listener;
-    std::deque<DataChangedEvent> pending;
+    std::deque<Work> pending;
     bool queued = false;   // in run_queue_ (guarded by mu_)
     bool running = false;  // a worker is running its batch (guarded by mu_)
     // That worker, while running (guarded by mu_). Kept here rather than in a thread_local so
@@ -109,7 +128,10 @@ class Dispatcher {
 
   void StartWorkerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop(Worker* self);
-  void RunBatch(Slot* slot, std::vector<DataChangedEvent> batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Puts `slot`, which has just got work, in the run queue unless it is there or running;
+  // true when the supervisor must be woken.
+  bool ScheduleLocked(const std::shared_ptr<Slot>& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunBatch(Slot* slot, std::vector<Work> batch) ABSL_LOCKS_EXCLUDED(mu_);
   size_t IdleWorkersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const DispatcherOptions options_;
@@ -120,6 +142,7 @@ class Dispatcher {
   absl::CondVar idle_cv_;  // signalled when a slot stops running
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);
+  const std::shared_ptr<Slot> tasks_;  // the kTaskQueue slot; never in slots_, never removed
   std::deque<std::shared_ptr<Slot>> run_queue_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Worker>> workers_ ABSL_GUARDED_BY(mu_);
   absl::Time next_check_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();

@@ -29,8 +29,7 @@ absl::Status Annotate(const absl::Status& status, absl::string_view consul_key) 
 
 }  // namespace
 
-IoLoop::Query::Query(IoLoop* loop, WatchId id, WatchScope scope)
-    : loop(loop), id(id), scope(std::move(scope)) {}
+IoLoop::Query::Query(IoLoop* loop, WatchScope scope) : loop(loop), scope(std::move(scope)) {}
 
 IoLoop::Query::~Query() {
   exchange.reset();  // detaches from `easy` first
@@ -101,8 +100,33 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
   WatchScope scope(consul_key);
   DiffResult initial = DiffListing({}, std::move(listing->entries), scope, options_.key_mapper,
                                    CompareBy::kModifyIndex);
-  CURL* easy = curl_easy_init();
-  if (easy == nullptr) {
+  auto query = std::make_unique<Query>(this, std::move(scope));
+  query->snapshot = std::move(initial.next);
+  query->tracker.Observe(listing->meta.index);
+  std::vector<DataChangedEvent> replay;
+  if (options.replay_existing) replay = std::move(initial.events);
+  return Register(std::move(query), std::move(listener), std::move(replay));
+}
+
+absl::StatusOr<WatchId> IoLoop::WatchKey(std::string consul_key, KeyObserver observer,
+                                         KeyWatchOptions options) {
+  if (consul_key.empty()) return absl::InvalidArgumentError("watch key: the key is empty");
+  if (!observer) {
+    return absl::InvalidArgumentError(absl::StrCat("watch key '", consul_key, "': no observer"));
+  }
+  absl::Status valid = consul::BuildKvGetRequest(consul_key, {}).status();
+  if (!valid.ok()) return Annotate(valid, consul_key);
+  auto query = std::make_unique<Query>(this, WatchScope(std::move(consul_key)));
+  query->observer = std::make_shared<const KeyObserver>(std::move(observer));
+  query->start_at = options.start_at;
+  return Register(std::move(query), nullptr, {});
+}
+
+absl::StatusOr<WatchId> IoLoop::Register(std::unique_ptr<Query> query, DataChangedListener listener,
+                                         std::vector<DataChangedEvent> replay) {
+  const std::string& consul_key = query->scope.consul_key();
+  query->easy = curl_easy_init();
+  if (query->easy == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("watch '", consul_key, "': cannot allocate a curl handle"));
   }
@@ -110,22 +134,22 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
   {
     absl::MutexLock lock(&mu_);
     if (closed_) {
-      curl_easy_cleanup(easy);
       return absl::FailedPreconditionError(
           absl::StrCat("watch '", consul_key, "': the watch engine is closed"));
     }
     id = next_id_++;
-    auto query = std::make_unique<Query>(this, id, std::move(scope));
-    query->easy = easy;
-    query->snapshot = std::move(initial.next);
-    query->tracker.Observe(listing->meta.index);
+    query->id = id;
     live_.insert(id);
     dispatcher_->Add(id, std::move(listener));
-    if (options.replay_existing) dispatcher_->Enqueue(id, std::move(initial.events));
+    dispatcher_->Enqueue(id, std::move(replay));
     adds_.push_back(std::move(query));
   }
   Wake();
   return id;
+}
+
+bool IoLoop::Post(std::function<void()> task) {
+  return dispatcher_ != nullptr && dispatcher_->Post(std::move(task));
 }
 
 void IoLoop::Remove(WatchId id) {
@@ -203,7 +227,12 @@ bool IoLoop::TakeCommands() {
   for (std::unique_ptr<Query>& query : adds) {
     Query* raw = query.get();
     queries_[raw->id] = std::move(query);
-    StartQuery(raw, now);
+    if (raw->start_at > now) {
+      raw->retry_at = raw->start_at;
+      timers_.emplace(raw->retry_at, raw->id);
+    } else {
+      StartQuery(raw, now);
+    }
   }
   for (WatchId id : removes) {
     auto it = queries_.find(id);
@@ -316,7 +345,8 @@ void IoLoop::StartQuery(Query* query, absl::Time now) {
   options.index = query->resync ? 0 : query->tracker.next_index();
   options.wait = options_.block_query_wait;
   absl::StatusOr<consul::HttpRequest> request =
-      consul::BuildKvListRequest(query->scope.consul_key(), options);
+      query->observer != nullptr ? consul::BuildKvGetRequest(query->scope.consul_key(), options)
+                                 : consul::BuildKvListRequest(query->scope.consul_key(), options);
   const std::string server = client_->PreferredServer();
   if (!request.ok()) {
     Fail(query, request.status(), server, now);

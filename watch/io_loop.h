@@ -22,7 +22,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -40,6 +42,7 @@
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "consul/curl_exchange.h"
+#include "consul/kv.h"
 #include "watch/diff.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
@@ -59,9 +62,13 @@ class IoLoop {
   // Errors: ResourceExhausted if libcurl cannot allocate.
   absl::Status Start();
 
-  // As WatchEngine::Watch / Remove / Close / background_threads / watch_count.
+  // As WatchEngine::Watch / WatchKey / Post / Remove / Close / background_threads /
+  // watch_count.
   absl::StatusOr<WatchId> Watch(std::string consul_key, DataChangedListener listener,
                                 WatchOptions options);
+  absl::StatusOr<WatchId> WatchKey(std::string consul_key, KeyObserver observer,
+                                   KeyWatchOptions options);
+  bool Post(std::function<void()> task);
   void Remove(WatchId id);
   void Close();
   size_t background_threads() const;
@@ -70,12 +77,18 @@ class IoLoop {
  private:
   // One watch's query state. IO thread only once handed over.
   struct Query {
-    Query(IoLoop* loop, WatchId id, WatchScope scope);
+    Query(IoLoop* loop, WatchScope scope);
     ~Query();  // frees the easy handle; it must no longer be in the multi handle
 
     IoLoop* const loop;
-    const WatchId id;
+    WatchId id = 0;  // set by Register()
     const WatchScope scope;
+    // Non-null for a key watch (WatchKey): it reads scope.consul_key() alone, and reports states
+    // instead of diffing listings.
+    std::shared_ptr<const KeyObserver> observer;
+    std::optional<consul::DirEntry> key_state;  // a key watch's last reported state
+    bool key_state_reported = false;
+    absl::Time start_at = absl::InfinitePast();      // no query before this
     CURL* easy = nullptr;                            // reused by every query of this watch
     std::unique_ptr<consul::CurlExchange> exchange;  // non-null while a query is in flight
     consul::IndexTracker tracker;
@@ -119,13 +132,21 @@ class IoLoop {
   // Hands every transfer libcurl reports finished to Complete().
   void CompleteFinished();
   void StartQuery(Query* query, absl::Time now);
+  // Hands a new watch's query to the IO thread; FailedPrecondition (naming the key) once closed.
+  absl::StatusOr<WatchId> Register(std::unique_ptr<Query> query, DataChangedListener listener,
+                                   std::vector<DataChangedEvent> replay);
   // io_loop_answers.cc: a finished transfer, a usable answer (`index` from its headers), the
-  // diff of its listing against what the listener was told.
+  // diff of its listing against what the listener was told (queued for the listener), a key
+  // watch's new state (queued for its observer).
   void Complete(Query* query, CURLcode result, absl::Time now);
   void Apply(Query* query, const consul::HttpRequest& request, const consul::HttpResponse& response,
              uint64_t index, absl::Time now);
+  absl::Status DeliverDiff(Query* query, const consul::HttpRequest& request,
+                           const consul::HttpResponse& response, CompareBy compare);
   absl::StatusOr<DiffResult> Diff(Query* query, const consul::HttpRequest& request,
                                   const consul::HttpResponse& response, CompareBy compare);
+  absl::Status DeliverKeyState(Query* query, const consul::HttpRequest& request,
+                               const consul::HttpResponse& response);
   void Fail(Query* query, const absl::Status& status, const std::string& server, absl::Time now);
   // Schedules a plain re-list after the next back-off step. `suspicious`: caused by an odd
   // answer rather than a failure.

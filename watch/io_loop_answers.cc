@@ -75,13 +75,14 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
     return;
   }
   const bool reset = change == consul::IndexTracker::Change::kReset;
-  absl::StatusOr<DiffResult> diff =
-      Diff(query, request, response, reset ? CompareBy::kContent : CompareBy::kModifyIndex);
-  if (!diff.ok()) {
-    Fail(query, diff.status(), request.server, now);
+  absl::Status delivered = query->observer != nullptr
+                               ? DeliverKeyState(query, request, response)
+                               : DeliverDiff(query, request, response,
+                                             reset ? CompareBy::kContent : CompareBy::kModifyIndex);
+  if (!delivered.ok()) {
+    Fail(query, delivered, request.server, now);
     return;
   }
-  query->snapshot = std::move(diff->next);
   if (reset) {
     query->tracker.Reset();
     query->tracker.Observe(index);
@@ -92,7 +93,6 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
                  query->scope.consul_key().c_str(), query->failures);
     query->failures = 0;
   }
-  dispatcher_->Enqueue(query->id, std::move(diff->events));
   if (reset && !resync && early) {
     BackOff(query, now, /*suspicious=*/true);
     return;
@@ -101,6 +101,29 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
   // server answers again) but not one caused by suspicious answers (they may come back).
   if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff_steps = 0;
   StartQuery(query, now);
+}
+
+absl::Status IoLoop::DeliverDiff(Query* query, const consul::HttpRequest& request,
+                                 const consul::HttpResponse& response, CompareBy compare) {
+  absl::StatusOr<DiffResult> diff = Diff(query, request, response, compare);
+  if (!diff.ok()) return diff.status();
+  query->snapshot = std::move(diff->next);
+  dispatcher_->Enqueue(query->id, std::move(diff->events));
+  return absl::OkStatus();
+}
+
+absl::Status IoLoop::DeliverKeyState(Query* query, const consul::HttpRequest& request,
+                                     const consul::HttpResponse& response) {
+  absl::StatusOr<consul::KvGetResult> read = consul::ParseKvGetResponse(request, response);
+  if (!read.ok()) return read.status();
+  // Whole-entry equality: after an index reset an unchanged key may be reported once more.
+  if (query->key_state_reported && read->entry == query->key_state) return absl::OkStatus();
+  query->key_state = read->entry;
+  query->key_state_reported = true;
+  dispatcher_->EnqueueCall(query->id, [observer = query->observer, entry = std::move(read->entry)] {
+    (*observer)(entry);
+  });
+  return absl::OkStatus();
 }
 
 absl::StatusOr<DiffResult> IoLoop::Diff(Query* query, const consul::HttpRequest& request,

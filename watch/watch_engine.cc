@@ -73,6 +73,13 @@ absl::StatusOr<WatchId> WatchEngine::Watch(std::string consul_key, DataChangedLi
   return io_->Watch(std::move(consul_key), std::move(listener), options);
 }
 
+absl::StatusOr<WatchId> WatchEngine::WatchKey(std::string consul_key, KeyObserver observer,
+                                              KeyWatchOptions options) {
+  return io_->WatchKey(std::move(consul_key), std::move(observer), options);
+}
+
+bool WatchEngine::Post(std::function<void()> task) { return io_->Post(std::move(task)); }
+
 void WatchEngine::Remove(WatchId id) { io_->Remove(id); }
 
 void WatchEngine::Close() { io_->Close(); }

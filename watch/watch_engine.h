@@ -42,6 +42,12 @@
 // never on the IO thread; an exception thrown by a listener is caught and logged, and the watch
 // goes on. The first failure of a streak and the recovery are logged to stderr (no token).
 //
+// Key watches. WatchKey() follows one key rather than a subtree, for code that needs more of the
+// entry than events carry (a lock monitor needs the session holding the key): its observer gets
+// the key's whole entry. It shares the IO thread, the back-off, the failover and the listener
+// workers with the subtree watches, and it may start later than it is registered (a lock held
+// for less than the delay never costs a query).
+//
 // Thread safety: all methods may be called concurrently from any thread, including from inside
 // a listener (see Remove() and Close() for what that means).
 #ifndef WATCH_WATCH_ENGINE_H_
@@ -49,7 +55,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -58,6 +66,7 @@
 #include "base/limits.h"
 #include "consul/client.h"
 #include "consul/client_options.h"
+#include "consul/kv.h"
 #include "registry/events.h"
 #include "watch/diff.h"
 #include "watch/dispatcher.h"
@@ -82,6 +91,15 @@ struct WatchEngineOptions {
   KeyMapper key_mapper;
   // How listeners are run (worker count, stall threshold).
   DispatcherOptions dispatcher;
+};
+
+// Receives the state of one key: its entry, or nullopt when it does not exist.
+using KeyObserver = std::function<void(const std::optional<consul::DirEntry>& entry)>;
+
+struct KeyWatchOptions {
+  // When the first read is made (on MonotonicNow()'s clock, base/monotonic.h); at once by
+  // default.
+  absl::Time start_at = absl::InfinitePast();
 };
 
 struct WatchOptions {
@@ -115,6 +133,22 @@ class WatchEngine {
   // registered on error.
   absl::StatusOr<WatchId> Watch(std::string consul_key, DataChangedListener listener,
                                 WatchOptions options = {});
+
+  // Follows the single key `consul_key` (no subtree). From options.start_at on, `observer` is
+  // called with the key's state after the first read and after every change of it (a new
+  // ModifyIndex, its creation or its deletion; rapid changes may be coalesced, the last state is
+  // never lost), under the same rules as listeners: on a listener worker, never concurrently with
+  // itself. Failed reads are retried with back-off and never reported. Contacts no server before
+  // returning. Errors: InvalidArgument for an empty key or no observer; FailedPrecondition after
+  // Close(). Remove() ends it.
+  absl::StatusOr<WatchId> WatchKey(std::string consul_key, KeyObserver observer,
+                                   KeyWatchOptions options = {});
+
+  // Runs `task` on a listener worker (never on the IO thread), after every task posted before
+  // it. For work that must leave the caller's thread and must not be lost: tasks still pending
+  // at Close() run before Close() returns, on the thread calling it. Returns false, without
+  // running `task`, after Close().
+  bool Post(std::function<void()> task);
 
   // Stops watch `id` and aborts its in-flight query. When it returns, the listener is not
   // running and will never be called again — except when called from inside that same

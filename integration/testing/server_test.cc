@@ -3,10 +3,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "integration/testing/dev_control.h"
 
@@ -116,6 +120,18 @@ bool Eventually(const std::function<bool()>& condition, absl::Duration timeout) 
     absl::SleepFor(absl::Milliseconds(10));
   }
   return true;
+}
+
+int ProcessThreadCount() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (absl::StartsWith(line, "Threads:")) {
+      int threads = 0;
+      if (absl::SimpleAtoi(absl::StripPrefix(line, "Threads:"), &threads)) return threads;
+    }
+  }
+  return -1;
 }
 
 }  // namespace registry::testing

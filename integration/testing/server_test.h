@@ -96,6 +96,9 @@ class DevServerOnly : public Base {
 // the deadline. For state with no change notification (a server's view, a process table).
 bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
 
+// Threads of this process, from /proc/self/status; -1 if unreadable.
+int ProcessThreadCount();
+
 }  // namespace registry::testing
 
 #endif  // INTEGRATION_TESTING_SERVER_TEST_H_

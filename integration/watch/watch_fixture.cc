@@ -1,14 +1,10 @@
 #include "integration/watch/watch_fixture.h"
 
-#include <fstream>
 #include <functional>
 #include <utility>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "repository/key_space.h"
 #include "watch/diff.h"
 
@@ -143,18 +139,6 @@ KeyValues WatchTest::ServerView(const std::string& consul_key) {
     if (key.has_value()) view[*key] = entry.value;
   }
   return view;
-}
-
-int ProcessThreadCount() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (absl::StartsWith(line, "Threads:")) {
-      int threads = 0;
-      if (absl::SimpleAtoi(absl::StripPrefix(line, "Threads:"), &threads)) return threads;
-    }
-  }
-  return -1;
 }
 
 }  // namespace registry::watch::testing

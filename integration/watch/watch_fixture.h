@@ -77,8 +77,7 @@ class WatchTest : public registry::testing::ServerTest {
 
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value. For
 // state with no notification (e.g. the dev server's connection count).
-// Threads of this process, from /proc/self/status.
-int ProcessThreadCount();
+using registry::testing::ProcessThreadCount;
 
 }  // namespace registry::watch::testing
 

@@ -18,6 +18,7 @@
 #include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "watch/watch_engine.h"
 
 namespace registry::lock::testing {
 
@@ -69,6 +70,18 @@ class FakeInstanceSession : public InstanceSession {
   }
   consul::Client& client() override { return *client_; }
   consul::Canceller* canceller() override { return &canceller_; }
+  // A real engine over the mock transport's client: it contacts no server unless a key watch
+  // starts (the tests that use this session turn key monitoring off).
+  absl::StatusOr<watch::WatchEngine*> watch_engine() override {
+    absl::MutexLock lock(&mu_);
+    if (engine_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<watch::WatchEngine>> engine =
+          watch::WatchEngine::Create(client_.get(), {});
+      if (!engine.ok()) return engine.status();
+      engine_ = *std::move(engine);
+    }
+    return engine_.get();
+  }
   const KeySpace& key_space() const override { return space_; }
   const ConsulRepositoryOptions& options() const override { return options_; }
 
@@ -110,6 +123,7 @@ class FakeInstanceSession : public InstanceSession {
   int acquire_calls_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> reported_invalid_ ABSL_GUARDED_BY(mu_);
   std::map<int, Observer> observers_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(mu_);  // before client_ goes
   int next_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
