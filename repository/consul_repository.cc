@@ -1,6 +1,7 @@
 // repository/consul_repository.cc
 #include "repository/consul_repository.h"
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,7 +89,8 @@ class ConsulRepository final : public Repository {
         keeper_(*client_, canceller_,
                 SessionKeeperOptions{absl::StrCat("registry:", space_.namespace_name()),
                                      options_.session_ttl, options_.session_lock_delay,
-                                     options_.lock_retry, options_.client.request_timeout}),
+                                     options_.lock_retry, options_.client.request_timeout},
+                [this](std::function<void()> task) { return Post(std::move(task)); }),
         session_(keeper_, *client_, canceller_, space_, options_, [this] { return Engine(); }) {}
 
   ~ConsulRepository() override { Close().IgnoreError(); }
@@ -231,7 +233,17 @@ class ConsulRepository final : public Repository {
   InstanceSession& session() { return session_; }
 
  private:
-  // The watch engine, created on the first Watch(); FailedPrecondition once closed.
+  // Runs `task` on the watch engine's listener workers (connection events, lock tasks); false
+  // once closed or when the engine cannot start (logged).
+  bool Post(std::function<void()> task) {
+    absl::StatusOr<watch::WatchEngine*> engine = Engine();
+    if (engine.ok()) return (*engine)->Post(std::move(task));
+    std::fprintf(stderr, "registry: cannot run a task: %s\n",
+                 std::string(engine.status().message()).c_str());
+    return false;
+  }
+
+  // The watch engine, created on first use; FailedPrecondition once closed.
   absl::StatusOr<watch::WatchEngine*> Engine() {
     absl::MutexLock lock(&watch_mu_);
     if (watch_closed_) return absl::FailedPreconditionError("Watch: the repository is closed");

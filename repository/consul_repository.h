@@ -14,9 +14,10 @@
 // `session_lock_delay` plus two retries (instances sharing a namespace are expected to share this
 // setting), so re-persisting after a session loss may take up to the lock-delay.
 //
-// Listeners: called from the session keeper's notifier thread, which never renews the session
-// or does network I/O, one at a time; a slow listener delays only later notifications. A
-// listener may call Close().
+// Listeners: called one at a time, in order, as tasks on the watch engine's listener workers
+// (watch/watch_engine.h), which never renew the session nor do the watches' network I/O; a slow
+// listener delays later connection notifications and lock lost listeners, not data listeners.
+// A listener may call Close().
 //
 // Close(): a second call is a no-op returning OK. If the session cannot be destroyed (server
 // unreachable), Close() still stops everything and returns the error; the keys then vanish when

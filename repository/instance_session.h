@@ -8,11 +8,11 @@
 //   ASSIGN_OR_RETURN(std::string id, session->AcquireSessionId(absl::InfiniteFuture()));
 //   client.KvPut(lock_key, value, {.acquire = id}, session->canceller());
 //
-// Session events reach observers in order, from the repository's notifier thread (which never
-// renews), one at a time, with no repository lock held, each before connection listeners hear of
-// the same change: kLost names a session that is gone (every key and lock it
-// held is lost, or will be within one TTL at most if the server still has it, and is no longer
-// renewed); kCreated names the new live session. Observers must return promptly.
+// Session events reach observers in order, as tasks on the repository's watch engine (never on
+// the thread that renews), one at a time, with no repository lock held, each before connection
+// listeners hear of the same change: kLost names a session that is gone (every key and lock it held
+// is lost, or will be within one TTL at most if the server still has it, and is no longer renewed);
+// kCreated names the new live session. Observers must return promptly.
 //
 // Thread safety: all methods may be called concurrently from any thread.
 #ifndef REPOSITORY_INSTANCE_SESSION_H_

@@ -19,17 +19,19 @@
 namespace registry {
 
 SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& canceller,
-                             SessionKeeperOptions options)
-    : client_(client), canceller_(canceller), options_(std::move(options)) {}
+                             SessionKeeperOptions options, Executor executor)
+    : client_(client),
+      canceller_(canceller),
+      options_(std::move(options)),
+      executor_(std::move(executor)) {}
 
 SessionKeeper::~SessionKeeper() {
   Stop().IgnoreError();
-  std::thread threads[3];
+  std::thread threads[2];
   {
     absl::MutexLock lock(&mu_);
     threads[0] = std::move(thread_);
-    threads[1] = std::move(notifier_);
-    threads[2] = std::move(restorer_);
+    threads[1] = std::move(restorer_);
   }
   for (std::thread& thread : threads) {
     if (!thread.joinable()) continue;
@@ -53,21 +55,18 @@ bool SessionKeeper::stopped() {
 
 absl::Status SessionKeeper::Stop() {
   std::thread thread;
-  std::thread notifier;
   std::thread restorer;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     stopping_ = true;
     if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
-    if (notifier_id_ != std::this_thread::get_id()) notifier = std::move(notifier_);
     restorer = std::move(restorer_);
   }
   renew_signal_.Notify();
   restore_signal_.Notify();
   canceller_.Cancel();  // in-flight renewals, creations and user requests return at once
   if (thread.joinable()) thread.join();
-  if (notifier.joinable()) notifier.join();
   if (restorer.joinable()) restorer.join();
   std::vector<std::string> doomed;
   {
@@ -189,7 +188,7 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
   const absl::Time now = MonotonicNow();
   session_id_ = std::move(id);
   // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
-  events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
+  QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
   last_renewed_ = now;
   next_renew_ = now + options_.ttl / 2;
   create_failures_ = 0;
@@ -198,9 +197,7 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
     PublishLocked(ConnectionState::kConnected);
   } else {
     phase_ = Phase::kRestoring;  // RECONNECTED once every remembered key is bound again
-    restore_needed_ = true;
-    restore_signal_.Notify();
-    next_restore_ = now;
+    NeedRestoreLocked();
   }
   if (first) StartThreadLocked();
 }
@@ -208,15 +205,35 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
 void SessionKeeper::StartThreadLocked() {
   thread_ = std::thread([this] { Run(); });
   thread_id_ = thread_.get_id();
-  notifier_ = std::thread([this] { Notify(); });
-  notifier_id_ = notifier_.get_id();
+}
+
+void SessionKeeper::NeedRestoreLocked() {
+  restore_needed_ = true;
+  next_restore_ = MonotonicNow();
+  restore_signal_.Notify();
+  if (restorer_running_ || stopping_) return;
+  // A finished restorer has left its loop (it cleared restorer_running_ under mu_, which it
+  // does not take again), so this join is immediate.
+  if (restorer_.joinable()) restorer_.join();
+  restorer_running_ = true;
   restorer_ = std::thread([this] { Restore(); });
 }
 
 void SessionKeeper::PublishLocked(ConnectionState state) {
   if (last_state_ == state) return;
   last_state_ = state;
-  events_.push_back(state);
+  QueueEventLocked(state);
+}
+
+void SessionKeeper::QueueEventLocked(Event event) {
+  events_.push_back(std::move(event));
+  if (draining_ || stopping_) return;
+  draining_ = true;
+  if (!executor_([this] { Drain(); })) {
+    draining_ = false;
+    std::fprintf(stderr,
+                 "registry: a connection event was not delivered: the repository is closing\n");
+  }
 }
 
 absl::Duration SessionKeeper::CreateBackoffLocked(int failures) {
@@ -252,6 +269,7 @@ void SessionKeeper::Restore() {
       RestorePassLocked();
       continue;
     }
+    if (!restore_needed_) break;  // every key is back: the thread ends until the next loss
     const absl::Duration wait = restore_needed_ && !session_id_.empty()
                                     ? next_restore_ - MonotonicNow()
                                     : absl::InfiniteDuration();
@@ -259,6 +277,7 @@ void SessionKeeper::Restore() {
     restore_signal_.WaitFor(wait);  // on the steady clock; notified when work arrives
     mu_.Lock();
   }
+  restorer_running_ = false;
 }
 
 void SessionKeeper::WakeRenewerLocked() {
@@ -288,14 +307,10 @@ void SessionKeeper::Run() {
   }
 }
 
-void SessionKeeper::Notify() {
+void SessionKeeper::Drain() {
   absl::MutexLock lock(&mu_);
-  auto has_work = [this]()
-                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !events_.empty(); };
-  while (!stopping_) {
-    mu_.Await(absl::Condition(&has_work));
-    DeliverEventsLocked();
-  }
+  DeliverEventsLocked();
+  draining_ = false;  // events queued from now on schedule a new drain
 }
 
 void SessionKeeper::RenewLocked() {
@@ -360,7 +375,7 @@ void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   phase_ = Phase::kLost;
   next_create_ = MonotonicNow();
   // Observers first: held locks are marked lost before a listener hears LOST.
-  events_.push_back(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
+  QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
   PublishLocked(ConnectionState::kLost);
 }
 

@@ -9,14 +9,16 @@
 //    (the server may have expired it; it is then destroyed on a best-effort basis so that the
 //    server agrees) - a TTL counted from the last sign that the cluster had no leader, if later:
 //    only a leader expires sessions, and a new one restarts their timers. After a loss the
-//    thread creates a new session, and a second thread, the restorer, binds every remembered
-//    ephemeral key to it again (LOST, then RECONNECTED once all are back), up to
-//    kMaxKeysPerBatch keys per transaction; renewal, on its own thread, never
-//    waits for that work or for user writes. A key made by an exclusive write is taken back only
-//    if it is absent or still held by an earlier session of this instance, otherwise forgotten.
-//  - Connection listeners and session observers are called from a third thread, the notifier,
-//    in order, with no lock held: never from the thread that renews, so a listener may call any
-//    method (even one that waits for a new session) without stalling renewal. On a loss, the
+//    thread creates a new session, and a second thread, the restorer (started for that and
+//    ended once every key is back), binds every remembered ephemeral key to it again (LOST,
+//    then RECONNECTED once all are back), up to kMaxKeysPerBatch keys per transaction;
+//    renewal, on its own thread, never waits for that work or for user writes. A key made by an
+//    exclusive write is taken back only if it is absent or still held by an earlier session of this
+//    instance, otherwise forgotten.
+//  - Connection listeners and session observers are called by ordered tasks on the executor
+//    (the repository's watch engine: its listener workers), with no lock held: never from the
+//    thread that renews, so a listener may call any method (even one that waits for a new
+//    session) without stalling renewal. On a loss, the
 //    observers (held locks) learn of it before the listeners hear LOST. An exception thrown by
 //    either is logged and goes no further (base/listener_registry.h).
 //
@@ -26,7 +28,7 @@
 // always matches the last write that reached the server.
 //
 // Thread safety: all public methods may be called concurrently from any thread. Stop() may be
-// called from a listener (the thread is then joined by the destructor instead).
+// called from a listener.
 #ifndef REPOSITORY_SESSION_KEEPER_H_
 #define REPOSITORY_SESSION_KEEPER_H_
 
@@ -70,8 +72,15 @@ struct SessionKeeperOptions {
 
 class SessionKeeper {
  public:
-  // `client` and `canceller` must outlive the keeper; Stop() cancels `canceller`.
-  SessionKeeper(consul::Client& client, consul::Canceller& canceller, SessionKeeperOptions options);
+  // Runs a task off the caller's thread, after every task it was given before; false when it
+  // no longer takes tasks. Tasks it was given must run (or find the keeper stopped) before the
+  // keeper is destroyed.
+  using Executor = std::function<bool(std::function<void()> task)>;
+
+  // `client` and `canceller` must outlive the keeper; Stop() cancels `canceller`. `executor`
+  // delivers the events to listeners and observers.
+  SessionKeeper(consul::Client& client, consul::Canceller& canceller, SessionKeeperOptions options,
+                Executor executor);
   ~SessionKeeper();  // Stop(), then joins the thread
   SessionKeeper(const SessionKeeper&) = delete;
   SessionKeeper& operator=(const SessionKeeper&) = delete;
@@ -137,9 +146,13 @@ class SessionKeeper {
 
   void StartThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
-  // The notifier's loop: delivers events until stopped.
-  void Notify();
-  // The restorer's loop: runs restore passes when due, until stopped.
+  // Queues `event` and makes sure a Drain() task is scheduled.
+  void QueueEventLocked(Event event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A task on the executor: delivers the queued events, in order.
+  void Drain();
+  // Makes a restore pass due now, starting the restorer if it is not running.
+  void NeedRestoreLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The restorer's loop: runs restore passes when due, until every key is back or stopped.
   void Restore();
   bool RestoreDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -173,6 +186,7 @@ class SessionKeeper {
   consul::Client& client_;
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
+  const Executor executor_;
 
   // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.
   // Acquired before mu_, never while holding it.
@@ -200,8 +214,9 @@ class SessionKeeper {
   std::map<std::string, Ephemeral> ephemeral_ ABSL_GUARDED_BY(mu_);  // consul key -> state
 
   std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // a Drain() task is scheduled or running
   std::optional<ConnectionState> last_state_ ABSL_GUARDED_BY(mu_);
-  // Called by the notifier only, observers (locks) first; thread-safe on their own.
+  // Called by Drain() only, observers (locks) first; thread-safe on their own.
   ListenerRegistry<ConnectionState> listeners_{"connection listener"};
   ListenerRegistry<InstanceSession::Event> observers_{"session observer"};
 
@@ -210,15 +225,14 @@ class SessionKeeper {
   std::vector<std::string> orphans_ ABSL_GUARDED_BY(mu_);  // created while stopping
   bool swept_ ABSL_GUARDED_BY(mu_) = false;                // Stop() destroyed the sessions
 
-  // Started with the first session; joined by Stop() (the notifier by the destructor when Stop()
-  // ran on it, from a listener). thread_ renews and re-creates the session, and nothing else, so
-  // that renewal never waits behind restore work or user writes; restorer_ binds remembered keys
-  // to a new session; notifier_ delivers events_ and nothing else.
+  // thread_ renews and re-creates the session, and nothing else, so that renewal never waits
+  // behind restore work or user writes; started with the first session, joined by Stop().
+  // restorer_ binds remembered keys to a new session; started when a restore is needed, it ends
+  // when every key is back (joined by the next start) or at Stop() (joined there).
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   std::thread::id thread_id_ ABSL_GUARDED_BY(mu_);
-  std::thread notifier_ ABSL_GUARDED_BY(mu_);
-  std::thread::id notifier_id_ ABSL_GUARDED_BY(mu_);
-  std::thread restorer_ ABSL_GUARDED_BY(mu_);  // runs the restore passes; joined by Stop()
+  std::thread restorer_ ABSL_GUARDED_BY(mu_);
+  bool restorer_running_ ABSL_GUARDED_BY(mu_) = false;  // restorer_ is in its loop
 };
 
 }  // namespace registry

@@ -68,9 +68,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
         ephemeral_[std::string(consul_key)] = Ephemeral{std::string(value), exclusive, session};
         if (session_id_ != session) {
           // The session was lost while the txn ran: bind the key to the new one too.
-          restore_needed_ = true;
-          next_restore_ = MonotonicNow();
-          restore_signal_.Notify();
+          NeedRestoreLocked();
           WakeRenewerLocked();
         }
         return true;

@@ -1,9 +1,11 @@
 // integration/lock/lock_threads_test.cc
 //
-// Where lock work runs: a held lock key is a key watch on the repository's watch engine, lost
-// listeners are tasks on its workers, so locks add no thread of their own, and the losses a
-// closing repository reports are delivered before Close() returns.
+// Where background work runs: a held lock key is a key watch on the repository's watch engine,
+// lost listeners and connection events are tasks on its workers, so a repository with a session,
+// watches and locks runs three background threads, and the losses a closing repository reports
+// are delivered before Close() returns.
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -16,9 +18,43 @@
 namespace registry::lock::testing {
 namespace {
 
+using registry::testing::Eventually;
+using registry::testing::ProcessThreadCount;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using registry::testing::ProcessThreadCount;
+
+TEST_F(LockTest, ARepositoryWithASessionWatchesAndAHeldLockRunsThreeBackgroundThreads) {
+  const int before = ProcessThreadCount();
+  {
+    auto repository = NewRepository();
+    ASSERT_TRUE(repository->PersistEphemeral("/instances/a", "up").ok());
+    ASSERT_TRUE(repository->Watch("/metadata", [](const DataChangedEvent&) {}).ok());
+    LockManagerOptions options;
+    options.monitor_delay = absl::ZeroDuration();
+    auto manager = NewManager(*repository, options);
+    auto lock = GetLock(*manager, "counted");
+    ASSERT_TRUE(lock->Lock().ok());
+    // Renewal, watch IO (watches and the held key), one listener worker. A temporary extra
+    // worker, started if a loaded machine stalls a listener, retires once idle.
+    EXPECT_TRUE(Eventually([&] { return ProcessThreadCount() == before + 3; }))
+        << ProcessThreadCount() - before << " background threads";
+
+    // A lost session starts the restorer, which ends once the key is bound to the new session.
+    const std::optional<std::string> first = KeySession("locks/instances/a");
+    ASSERT_TRUE(first.has_value() && !first->empty());
+    ASSERT_TRUE(ExpireSession(*first).ok());
+    ASSERT_TRUE(Eventually([&] {
+      const std::optional<std::string> now = KeySession("locks/instances/a");
+      return now.has_value() && !now->empty() && *now != *first;
+    }));
+    EXPECT_TRUE(Eventually([&] { return ProcessThreadCount() == before + 3; }))
+        << ProcessThreadCount() - before << " background threads after a restore";
+    EXPECT_TRUE(lock->lost());
+    EXPECT_TRUE(lock->Unlock().ok());
+  }
+  EXPECT_TRUE(Eventually([&] { return ProcessThreadCount() == before; }))
+      << ProcessThreadCount() - before << " threads left after the repository is gone";
+}
 
 TEST_F(LockFaultsTest, AMonitoredLockAddsNoThreadToARepositoryThatWatches) {
   auto repository = NewRepository();
@@ -43,11 +79,11 @@ TEST_F(LockFaultsTest, AMonitoredLockAddsNoThreadToARepositoryThatWatches) {
   });
   server().ResetRequestCounts();
   ASSERT_TRUE(lock->Lock().ok());
-  ASSERT_TRUE(registry::testing::Eventually([&] { return Requests("kv.get") >= 1; }));
+  ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 1; }));
   EXPECT_EQ(ProcessThreadCount(), threads);
 
   ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
-  ASSERT_TRUE(registry::testing::Eventually([&] {
+  ASSERT_TRUE(Eventually([&] {
     absl::MutexLock hold(&mu);
     return !reason.empty();
   }));
