@@ -54,50 +54,6 @@ absl::Status NullArgument(const char* name);
 // The bytes of a C value; InvalidArgument naming `key` for a NULL value with a non-zero length.
 absl::StatusOr<absl::string_view> ValueView(const char* key, const char* value, size_t value_len);
 
-// One C watch (add_data_listener): the host's callback and the state that lets removal wait for
-// a running call. Shared by the table and the listener registered with the repository.
-struct WatchSlot {
-  RegistryDataCallback callback = nullptr;
-  void* user_data = nullptr;
-  std::string key;
-  absl::Mutex call_mu;                    // held for each call of `callback`
-  std::atomic<bool> active{true};         // cleared by removal, before it waits for call_mu
-  std::atomic<std::thread::id> caller{};  // the thread inside `callback`, if any
-
-  // Runs `callback` for `event` unless the watch was removed. Never throws.
-  void Deliver(const DataChangedEvent& event) noexcept;
-};
-
-// The C watches of one repository handle. Repository::RemoveDataListener removes every listener
-// of a key at once, while the C ABI removes one watch by id, so the table gives every C watch its
-// own registration and keeps, per key, how many are live. Removing a watch deactivates it (its
-// registration then ignores events); when the last live watch of a key goes, the key's
-// registrations are removed from the repository. Registrations of removed watches therefore
-// stay until their key has no live watch left (each costs an ignored call per event).
-class WatchTable {
- public:
-  absl::StatusOr<int64_t> Add(Repository& repository, const char* key, uint32_t options,
-                              RegistryDataCallback callback, void* user_data);
-  void Remove(Repository& repository, int64_t id);
-
- private:
-  struct KeyState {
-    int live = 0;             // watches added and not removed
-    int adding = 0;           // Add() calls registering now
-    bool releasing = false;   // RemoveDataListener(key) running: Add() waits
-    bool registered = false;  // the repository holds registrations for the key
-  };
-  // Removes the key's registrations if it has no live or pending watch. Called with mu_ held;
-  // releases and re-acquires it around the repository call.
-  void ReleaseIfUnused(Repository& repository, const std::string& key)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  absl::Mutex mu_;  // never held while the repository registers or calls back
-  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::map<int64_t, std::shared_ptr<WatchSlot>> watches_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, KeyState> keys_ ABSL_GUARDED_BY(mu_);
-};
-
 // ---- Entries implemented in abi_watch.cc (1.1) and abi_lock.cc (1.2). ----
 
 int AddDataListener(RegistryRepository* repository, const char* key, uint32_t options,
@@ -132,7 +88,6 @@ struct RegistryRepository {
 
   const registry::plugin::PluginDescriptor* const descriptor;
   std::unique_ptr<registry::Repository> impl;
-  registry::plugin::internal::WatchTable watches;
   absl::Mutex locks_mu;
   // Created by the first get_lock; destroyed by destroy before `impl`.
   std::unique_ptr<registry::plugin::LockService> locks ABSL_GUARDED_BY(locks_mu);

@@ -182,24 +182,39 @@ absl::StatusOr<PluginWatch> PluginRepository::AddWatch(absl::string_view key,
   return PluginWatch(link_, id, slot.release());
 }
 
-absl::Status PluginRepository::Watch(absl::string_view key, DataChangedListener listener,
-                                     const DataListenerOptions& options) {
+absl::StatusOr<Repository::WatchId> PluginRepository::Watch(absl::string_view key,
+                                                            DataChangedListener listener,
+                                                            const DataListenerOptions& options) {
   absl::StatusOr<PluginWatch> watch = AddWatch(key, std::move(listener), options);
   if (!watch.ok()) return watch.status();
+  const auto id = static_cast<WatchId>(watch->id());
   absl::MutexLock lock(&mu_);
-  watches_.emplace(std::string(key), std::move(*watch));
-  return absl::OkStatus();
+  watches_.emplace(id, OwnedWatch{std::string(key), *std::move(watch)});
+  return id;
+}
+
+std::vector<PluginWatch> PluginRepository::TakeWatches(
+    absl::FunctionRef<bool(WatchId, const std::string&)> which) {
+  std::vector<PluginWatch> taken;
+  absl::MutexLock lock(&mu_);
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    if (which(it->first, it->second.key)) {
+      taken.push_back(std::move(it->second.watch));
+      it = watches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
+void PluginRepository::RemoveWatch(WatchId id) {
+  // Destroyed outside mu_: removal waits for running listener calls.
+  TakeWatches([id](WatchId watch, const std::string&) { return watch == id; });
 }
 
 void PluginRepository::RemoveDataListener(absl::string_view key) {
-  std::vector<PluginWatch> removed;
-  {
-    absl::MutexLock lock(&mu_);
-    auto [first, last] = watches_.equal_range(std::string(key));
-    for (auto it = first; it != last; ++it) removed.push_back(std::move(it->second));
-    watches_.erase(first, last);
-  }
-  removed.clear();  // outside mu_: removal waits for running listener calls
+  TakeWatches([key](WatchId, const std::string& watched) { return watched == key; });
 }
 
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetLock(absl::string_view name) {

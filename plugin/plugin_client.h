@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -144,12 +145,14 @@ class PluginRepository final : public Repository {
                                        const DataListenerOptions& options = {});
 
   // Repository::Watch: as AddWatch, the watch being owned by this repository until
-  // RemoveDataListener(key), Close() or destruction.
+  // RemoveWatch(id), RemoveDataListener(key), Close() or destruction. The id is the plugin's.
   using Repository::Watch;
-  absl::Status Watch(absl::string_view key, DataChangedListener listener,
-                     const DataListenerOptions& options) override;
+  absl::StatusOr<WatchId> Watch(absl::string_view key, DataChangedListener listener,
+                                const DataListenerOptions& options) override;
 
-  // Removes every watch that Watch() registered on exactly `key` (not those of AddWatch).
+  // Remove the watches that Watch() registered: `id`, or every one on exactly `key` (not those
+  // of AddWatch, which their handles own).
+  void RemoveWatch(WatchId id) override;
   void RemoveDataListener(absl::string_view key) override;
 
   // The lock called `name` (see registry_plugin.h get_lock). Errors: as get_lock; Unimplemented
@@ -187,8 +190,15 @@ class PluginRepository final : public Repository {
   absl::Mutex mu_;
   // Owned; freed by ListenerSlot::Retire on removal or after destroy.
   std::map<int64_t, ListenerSlot*> listeners_ ABSL_GUARDED_BY(mu_);
-  // Watches registered through Watch(), by key; removed after destroy (they then only free).
-  std::multimap<std::string, PluginWatch> watches_ ABSL_GUARDED_BY(mu_);
+  // Watches registered through Watch(), by id, with their keys; removed after destroy (they then
+  // only free).
+  struct OwnedWatch {
+    std::string key;
+    PluginWatch watch;
+  };
+  std::map<WatchId, OwnedWatch> watches_ ABSL_GUARDED_BY(mu_);
+  // Takes the owned watches `which` selects out of watches_.
+  std::vector<PluginWatch> TakeWatches(absl::FunctionRef<bool(WatchId, const std::string&)> which);
 };
 
 }  // namespace registry::plugin

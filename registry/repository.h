@@ -19,6 +19,7 @@
 #ifndef REGISTRY_REPOSITORY_H_
 #define REGISTRY_REPOSITORY_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -98,31 +99,38 @@ class Repository {
   // Removes a listener; after it returns the listener is not called again.
   virtual void RemoveConnectionListener(int id) = 0;
 
+  // One registration made by Watch(); never 0, never reused by the repository.
+  using WatchId = uint64_t;
+
   // Registers `listener` for the changes of `key` and of every key below it ("/a" covers "/a"
   // and "/a/b/c", never "/ab"; "/" covers the whole namespace) as ADDED / UPDATED / DELETED
-  // events carrying repository keys (events.h). Returns once the subtree has been read: every
-  // change applied after the call returns is reported, and the state read is reported only
-  // with options.replay_existing. No final state is lost: after errors, server restarts or
-  // index resets the events still bring the listener's view to the store's. Several listeners
-  // may be registered on one key; each gets every event.
+  // events carrying repository keys (events.h), and returns the registration's id. Returns once
+  // the subtree has been read: every change applied after the call returns is reported, and the
+  // state read is reported only with options.replay_existing. No final state is lost: after
+  // errors, server restarts or index resets the events still bring the listener's view to the
+  // store's. Several listeners may be registered on one key; each gets every event.
   // Listener calls: on a background thread (never one doing network I/O), in store order for
   // each key, never two at once for one registration; a slow listener does not hold up the
   // others; an exception thrown by a listener is caught and logged. A listener may call Watch,
-  // RemoveDataListener and Close.
+  // RemoveWatch, RemoveDataListener and Close.
   // Errors: InvalidArgument for a malformed key; FailedPrecondition after Close(); Unavailable
   // if the subtree could not be read; Unimplemented if the repository cannot watch.
-  virtual absl::Status Watch(absl::string_view key, DataChangedListener listener,
-                             const DataListenerOptions& options) {
+  virtual absl::StatusOr<WatchId> Watch(absl::string_view key, DataChangedListener listener,
+                                        const DataListenerOptions& options) {
     return absl::UnimplementedError(
         absl::StrCat("Watch '", key, "': this repository does not support watches"));
   }
-  absl::Status Watch(absl::string_view key, DataChangedListener listener) {
+  absl::StatusOr<WatchId> Watch(absl::string_view key, DataChangedListener listener) {
     return Watch(key, std::move(listener), DataListenerOptions{});
   }
 
-  // Removes every listener registered on exactly `key` (not those of keys above or below it).
-  // When it returns none of them is running or will be called again — except one calling this
-  // from inside its own call, which finishes that call. No-op when there is none.
+  // Removes the one registration `id`. When it returns its listener is not running and will not
+  // be called again — except when called from inside that listener, which finishes its call.
+  // No-op for an unknown or already removed id.
+  virtual void RemoveWatch(WatchId id) {}
+
+  // Removes every registration on exactly `key` (not those of keys above or below it), with the
+  // guarantees of RemoveWatch. No-op when there is none.
   virtual void RemoveDataListener(absl::string_view key) {}
 
   // Destroys the instance session (ephemeral keys vanish at once), stops every background

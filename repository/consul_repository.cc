@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
@@ -182,8 +183,8 @@ class ConsulRepository final : public Repository {
 
   using Repository::Watch;
 
-  absl::Status Watch(absl::string_view key, DataChangedListener listener,
-                     const DataListenerOptions& options) override {
+  absl::StatusOr<WatchId> Watch(absl::string_view key, DataChangedListener listener,
+                                const DataListenerOptions& options) override {
     RETURN_IF_ERROR(Check("Watch", key, RootKey::kAllowed));
     if (!listener)
       return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
@@ -197,21 +198,16 @@ class ConsulRepository final : public Repository {
         engine->Watch(std::move(consul_key), std::move(listener), watch_options);
     if (!id.ok()) return Failed("Watch", key, id.status());
     absl::MutexLock lock(&watch_mu_);
-    data_listeners_.emplace(std::string(key), *id);
-    return absl::OkStatus();
+    watch_keys_.emplace(*id, std::string(key));
+    return *id;  // the engine's id: unique and never reused within this repository
+  }
+
+  void RemoveWatch(WatchId id) override {
+    RemoveWatches([id](WatchId watch, const std::string&) { return watch == id; });
   }
 
   void RemoveDataListener(absl::string_view key) override {
-    std::vector<watch::WatchId> ids;
-    watch::WatchEngine* engine = nullptr;
-    {
-      absl::MutexLock lock(&watch_mu_);
-      auto [first, last] = data_listeners_.equal_range(std::string(key));
-      for (auto it = first; it != last; ++it) ids.push_back(it->second);
-      data_listeners_.erase(first, last);
-      engine = engine_.get();
-    }
-    for (watch::WatchId id : ids) engine->Remove(id);  // waits for running calls, no lock held
+    RemoveWatches([key](WatchId, const std::string& watched) { return watched == key; });
   }
 
   absl::Status Close() override {
@@ -223,7 +219,7 @@ class ConsulRepository final : public Repository {
     {
       absl::MutexLock lock(&watch_mu_);
       watch_closed_ = true;
-      data_listeners_.clear();
+      watch_keys_.clear();
       engine = engine_.get();
     }
     if (engine != nullptr) engine->Close();
@@ -233,6 +229,26 @@ class ConsulRepository final : public Repository {
   InstanceSession& session() { return session_; }
 
  private:
+  // Removes the watches `which` selects; returns once none of their listeners runs (unless
+  // called from inside one, see WatchEngine::Remove).
+  void RemoveWatches(absl::FunctionRef<bool(WatchId, const std::string& key)> which) {
+    std::vector<watch::WatchId> ids;
+    watch::WatchEngine* engine = nullptr;
+    {
+      absl::MutexLock lock(&watch_mu_);
+      for (auto it = watch_keys_.begin(); it != watch_keys_.end();) {
+        if (which(it->first, it->second)) {
+          ids.push_back(it->first);
+          it = watch_keys_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      engine = engine_.get();
+    }
+    for (watch::WatchId id : ids) engine->Remove(id);  // waits for running calls, no lock held
+  }
+
   // Runs `task` on the watch engine's listener workers (connection events, lock tasks); false
   // once closed or when the engine cannot start (logged).
   bool Post(std::function<void()> task) {
@@ -342,7 +358,7 @@ class ConsulRepository final : public Repository {
   absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back
   bool watch_closed_ ABSL_GUARDED_BY(watch_mu_) = false;
   // Data listeners by repository key (several per key possible).
-  std::multimap<std::string, watch::WatchId> data_listeners_ ABSL_GUARDED_BY(watch_mu_);
+  std::map<WatchId, std::string> watch_keys_ ABSL_GUARDED_BY(watch_mu_);  // live watches' keys
   // Declared last: destroyed (joining its threads) before everything it uses. Never reset
   // before the repository goes, so the raw pointers handed out above stay valid.
   std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(watch_mu_);

@@ -24,10 +24,11 @@
 // the session expires (at most 2 x session_ttl later). The repository must not be destroyed
 // from inside one of its own listeners.
 //
-// Watches: the first Watch() creates one watch engine (watch/watch_engine.h) shared by every
-// data listener of the repository: one IO thread multiplexing one recursive blocking query per
-// registration (wait: block_query_wait) and normally one listener thread, whatever the number of
-// listeners. Close() stops it before destroying the session.
+// Watches: one watch engine (watch/watch_engine.h), created on first use, serves every data
+// listener of the repository, the locks built on it and the connection events: one IO thread
+// multiplexing one blocking query per registration (wait: block_query_wait) and normally one
+// listener thread, whatever the number of listeners. A watch's id is the engine's. Close()
+// stops it after the session keeper.
 //
 // Internal hook: GetInstanceSession() (instance_session.h) shares the instance session, client
 // and key space with code built on top of this repository, such as distributed locks.

@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(const st
         Instance{*std::move(repository), *std::move(locks), *std::move(lock)});
   }
   ClusterWorkload* self = load.get();
-  absl::Status watching =
+  absl::StatusOr<Repository::WatchId> watching =
       load->instances_[0].repository->Watch("/data", [self](const DataChangedEvent& event) {
         absl::MutexLock lock(&self->view_mu_);
         if (event.type == DataChangedEvent::Type::kDeleted || !event.value.has_value()) {
@@ -84,7 +84,7 @@ absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(const st
           self->watch_view_[event.key] = *event.value;
         }
       });
-  if (!watching.ok()) return watching;
+  if (!watching.ok()) return watching.status();
   for (int i = 0; i < instances; ++i) {
     load->threads_.emplace_back([self, i] { self->WriteLoop(i); });
     load->threads_.emplace_back([self, i] { self->LockLoop(i); });

@@ -76,7 +76,7 @@ TEST_P(RepositoryAclTest, SessionWorkIsDeniedNamingTheKey) {
 TEST_P(RepositoryAclTest, WatchIsDeniedOrSeesOnlyWhatTheTokenMayRead) {
   std::unique_ptr<Repository> repository = RefusedRepository();
   ASSERT_NE(repository, nullptr);
-  const absl::Status watch = repository->Watch("/acl", [](const DataChangedEvent&) {});
+  const absl::Status watch = repository->Watch("/acl", [](const DataChangedEvent&) {}).status();
   if (*GetParam() != '\0') {
     ExpectDenied(watch, "/acl");
     return;

@@ -1,4 +1,5 @@
-// Repository::Watch / RemoveDataListener of the Consul repository, against the dev server.
+// Repository::Watch / RemoveWatch / RemoveDataListener of the Consul repository, against the dev
+// server.
 #include <atomic>
 #include <memory>
 #include <string>
@@ -127,6 +128,36 @@ TEST_F(RepositoryWatchTest, RemoveDataListenerStopsEveryListenerOfThatKeyOnly) {
   EXPECT_EQ(removed_calls.load(), 0);
 }
 
+TEST_F(RepositoryWatchTest, RemoveWatchStopsThatRegistrationOnlyAndForgetsItsKey) {
+  std::atomic<int> removed_calls{0};
+  std::atomic<bool> removed{false};
+  Mirror kept;
+  Mirror later;
+  // Declared after what their listeners use: closed and destroyed first.
+  std::unique_ptr<Repository> repository = NewRepository();
+  absl::StatusOr<Repository::WatchId> first = repository->Watch("/a", [&](const DataChangedEvent&) {
+    if (removed.load()) ++removed_calls;
+  });
+  absl::StatusOr<Repository::WatchId> second = repository->Watch("/a", kept.Listener());
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_NE(*first, *second);
+  repository->RemoveWatch(*first);
+  removed = true;
+  repository->RemoveWatch(*first);         // removed already: no-op
+  repository->RemoveWatch(*first + 1000);  // unknown: no-op
+  ASSERT_TRUE(repository->Persist("/a/x", "1").ok());
+  ASSERT_TRUE(kept.AwaitEventCount(1));  // the other registration of "/a" still runs
+  EXPECT_EQ(removed_calls.load(), 0);
+
+  // RemoveDataListener("/a") then removes the one left, and a later watch of "/a" is unaffected
+  // by the removed ids.
+  repository->RemoveDataListener("/a");
+  ASSERT_TRUE(repository->Watch("/a", later.Listener()).ok());
+  ASSERT_TRUE(repository->Persist("/a/x", "2").ok());
+  ASSERT_TRUE(later.AwaitEventCount(1));
+  EXPECT_EQ(kept.events().size(), 1u);
+}
+
 TEST_F(RepositoryWatchTest, CloseStopsWatchesPromptlyAndLaterWatchesFail) {
   Mirror mirror;
   // Declared after what their listeners use: closed and destroyed first.
@@ -135,13 +166,14 @@ TEST_F(RepositoryWatchTest, CloseStopsWatchesPromptlyAndLaterWatchesFail) {
   const absl::Time start = absl::Now();
   ASSERT_TRUE(repository->Close().ok());
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
-  absl::Status late = repository->Watch("/a", mirror.Listener());
+  absl::Status late = repository->Watch("/a", mirror.Listener()).status();
   EXPECT_TRUE(absl::IsFailedPrecondition(late)) << late;
 }
 
 TEST_F(RepositoryWatchTest, MalformedKeyIsRejectedNamingIt) {
   std::unique_ptr<Repository> repository = NewRepository();
-  absl::Status status = repository->Watch("a/no-leading-slash", [](const DataChangedEvent&) {});
+  absl::Status status =
+      repository->Watch("a/no-leading-slash", [](const DataChangedEvent&) {}).status();
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("a/no-leading-slash"));
 }

@@ -114,7 +114,7 @@ TEST(AbiVersionTest, PluginFromBeforeOnePointOneNegotiatesDownAndItsMissingEntri
   EXPECT_EQ(watch.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(watch.status().message(),
               AllOf(HasSubstr("libregistry_old.so"), HasSubstr("ABI 1.0"), HasSubstr("watches")));
-  EXPECT_EQ((*repository)->Watch("/k", [](const DataChangedEvent&) {}).code(),
+  EXPECT_EQ((*repository)->Watch("/k", [](const DataChangedEvent&) {}).status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ((*repository)->GetLock("l").status().code(), absl::StatusCode::kUnimplemented);
 }

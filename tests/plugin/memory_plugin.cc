@@ -126,8 +126,8 @@ class MemoryRepository final : public Repository {
   }
 
   using Repository::Watch;
-  absl::Status Watch(absl::string_view key, DataChangedListener listener,
-                     const DataListenerOptions& options) override {
+  absl::StatusOr<WatchId> Watch(absl::string_view key, DataChangedListener listener,
+                                const DataListenerOptions& options) override {
     if (absl::Status s = Check(key); !s.ok()) return s;
     absl::MutexLock lock(&mu_);
     if (!deliverer_.joinable()) deliverer_ = std::thread([this] { Deliver(); });
@@ -138,14 +138,24 @@ class MemoryRepository final : public Repository {
         if (Covers(key, k)) queue_.push_back({id, {DataChangedEvent::Type::kAdded, k, v, 0}});
       }
     }
-    return absl::OkStatus();
+    return id;
+  }
+
+  void RemoveWatch(WatchId id) override {
+    RemoveWatches([id](uint64_t watch, const std::string&) { return watch == id; });
   }
 
   void RemoveDataListener(absl::string_view key) override {
+    RemoveWatches([key](uint64_t, const std::string& watched) { return watched == key; });
+  }
+
+  // Removes the watches `which` selects and waits until none of them runs (unless called from
+  // inside a listener).
+  void RemoveWatches(const std::function<bool(uint64_t, const std::string&)>& which) {
     absl::MutexLock lock(&mu_);
     std::vector<uint64_t> removed;
     for (auto it = watches_.begin(); it != watches_.end();) {
-      if (it->second.key == key) {
+      if (which(it->first, it->second.key)) {
         removed.push_back(it->first);
         it = watches_.erase(it);
       } else {
