@@ -1,7 +1,7 @@
 // lock/distributed_lock.cc
 //
-// DistributedLock: tier 1 (the process-local FIFO lock), hold bookkeeping, loss and listeners.
-// The Consul tier and fenced writes are in distributed_lock_consul.cc.
+// DistributedLock: tier 1 (the process-local FIFO lock), hold bookkeeping, loss and listeners,
+// over a tier 2 (remote_lock.h). Fenced writes are in fenced_write.cc.
 #include <utility>
 #include <vector>
 
@@ -10,6 +10,7 @@
 #include "base/status_text.h"
 #include "lock/lock_core.h"
 #include "lock/lock_manager.h"
+#include "lock/remote_lock.h"
 
 namespace registry::lock {
 namespace {
@@ -28,10 +29,13 @@ class CallScope {
 
 }  // namespace
 
-DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string name, std::string key)
-    : core_(std::move(core)), name_(std::move(name)), key_(std::move(key)) {}
+DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string name,
+                                 std::unique_ptr<RemoteLock> remote)
+    : core_(std::move(core)), name_(std::move(name)), remote_(std::move(remote)) {}
 
 DistributedLock::~DistributedLock() = default;
+
+const std::string& DistributedLock::consul_key() const { return remote_->fence_key(); }
 
 absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status& status) const {
   return registry::Prefixed(absl::StrCat(op, ": lock '", name_, "'"), status);
@@ -100,7 +104,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   // Tier 2: only this thread talks to Consul for this lock until it gives tier 1 back.
   std::string unknown;
   absl::StatusOr<std::optional<RemoteHold>> remote =
-      AcquireRemote(deadline, request_deadline, op, &unknown);
+      remote_->Acquire(deadline, request_deadline, op, &unknown);
   const uint64_t hold = remote.ok() && remote->has_value() ? core_->NextHoldId() : 0;
   {
     absl::MutexLock lock(&mu_);
@@ -130,7 +134,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
 void DistributedLock::WatchHeldKey(uint64_t hold, const std::string& session) {
   std::weak_ptr<DistributedLock> weak = weak_from_this();
   const watch::WatchId id =
-      core_->WatchHeldKey(key_, session, [weak, hold](const absl::Status& reason) {
+      core_->WatchHeldKey(remote_->fence_key(), session, [weak, hold](const absl::Status& reason) {
         if (auto self = weak.lock()) self->MarkLost(hold, reason);
       });
   {
@@ -150,7 +154,7 @@ void DistributedLock::ReleaseInBackground(std::string session) {
   core_->Deliver([weak, session = std::move(session)] {
     auto self = weak.lock();
     if (self == nullptr) return;
-    self->ReleaseAfterUnknownAcquire(session);
+    self->remote_->ReleaseAfterUnknownAcquire(session);
     absl::MutexLock lock(&self->mu_);
     self->releasing_unknown_ = false;
   });
@@ -177,7 +181,7 @@ absl::Status DistributedLock::Unlock() {
   // A lost hold has nothing to release; after close the session (or the manager) is gone.
   if (!lost && core_->BeginCall()) {
     CallScope call(*core_);
-    status = ReleaseRemote(remote);
+    status = remote_->Release(remote);
   }
   absl::MutexLock lock(&mu_);
   owner_ = std::thread::id();  // tier 1 last: the next local waiter may go

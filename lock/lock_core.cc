@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
 #include "base/status_text.h"
+#include "lock/consul_mutex.h"
 #include "lock/lock_name.h"
 
 namespace registry::lock {
@@ -142,8 +143,9 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_
   }
   std::shared_ptr<DistributedLock>& slot = locks_[*canonical];
   if (slot == nullptr) {
-    std::string key = LockConsulKey(key_space_, *canonical);
-    slot.reset(new DistributedLock(shared_from_this(), *canonical, std::move(key)));
+    auto remote =
+        std::make_unique<ConsulMutex>(*this, *canonical, LockConsulKey(key_space_, *canonical));
+    slot.reset(new DistributedLock(shared_from_this(), *canonical, std::move(remote)));
   }
   return slot;
 }

@@ -66,6 +66,7 @@
 namespace registry::lock {
 
 class LockCore;
+class RemoteLock;
 
 struct LockManagerOptions {
   // A waiting Lock()/TryLock(), or an Unlock() that cannot reach Consul, gives up with
@@ -97,7 +98,7 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
 
   // The canonical lock name ("a/b" for "/a/b") and its Consul key ("<ns>/lock/a/b/").
   const std::string& name() const { return name_; }
-  const std::string& consul_key() const { return key_; }
+  const std::string& consul_key() const;
 
   // Blocks until the calling thread holds the lock. Re-entry by the holding thread increments
   // the hold count without any request. Errors (nothing held afterwards): FailedPrecondition
@@ -150,42 +151,21 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
                                     absl::string_view value);
   friend absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key);
 
-  DistributedLock(std::shared_ptr<LockCore> core, std::string name, std::string key);
+  // A lock whose tier 2 is `remote` (made on `core`).
+  DistributedLock(std::shared_ptr<LockCore> core, std::string name,
+                  std::unique_ptr<RemoteLock> remote);
 
   // Lock/TryLock with `deadline` (InfiniteFuture: no deadline). Requests are cut at
   // `request_deadline` (`deadline`, or InfiniteFuture for Lock and the single attempt of a
   // non-positive timeout). `op` names the call in errors.
   absl::StatusOr<bool> Acquire(absl::Time deadline, absl::Time request_deadline,
                                absl::string_view op);
-  // The Consul tier, run by the tier-1 owner: the hold (session and index) acquired, or
-  // nullopt when the deadline passed first (the key is then not held by this call). When it
-  // returns without the lock and `*unknown` is set, an acquire with that session may have
-  // been applied: the caller must release it (see ReleaseInBackground).
-  // A hold in Consul: the session and the lock key's ModifyIndex at its acquisition. Every hold
-  // of the process uses the instance session; the index tells them apart, so a delayed or resent
-  // release or fenced write of one hold never acts on a later one (the key's ModifyIndex changes
-  // with every acquisition and release, and with nothing else while it is held).
-  struct RemoteHold {
-    std::string session;
-    uint64_t index = 0;
-  };
-  absl::StatusOr<std::optional<RemoteHold>> AcquireRemote(absl::Time deadline,
-                                                          absl::Time request_deadline,
-                                                          absl::string_view op,
-                                                          std::string* unknown);
-  // Releases the Consul lock held by `hold` (a txn: check-index, unlock); retries unreachable
-  // servers.
-  absl::Status ReleaseRemote(const RemoteHold& hold);
-  // One fenced release: true if it released the key, false if the key was not at hold.index.
-  absl::StatusOr<bool> FencedRelease(const RemoteHold& hold);
   // Gives tier 1 to a task of the manager (LockCore::Deliver) that releases an acquire of
   // `session` whose outcome is unknown, then frees tier 1. The caller returns at once, so that
   // a TryLock never outlives its deadline, and no local thread takes the lock before the key is
   // known not to be bound to the session by that acquire.
   void ReleaseInBackground(std::string session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Best-effort release after an acquire whose outcome is unknown (the background task).
-  void ReleaseAfterUnknownAcquire(const std::string& session);
-  // A fenced transaction: check-index (the hold's) on the lock key, then `writes`, which leave
+  // A fenced transaction: check-index (the hold's) on the fence key, then `writes`, which leave
   // key `key` (Consul key `consul_key`, and with `tree` its subtree) persistent or deleted.
   absl::Status FencedWrite(absl::string_view op, absl::string_view key,
                            const std::string& consul_key, bool tree,
@@ -205,7 +185,8 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
 
   const std::shared_ptr<LockCore> core_;
   const std::string name_;
-  const std::string key_;
+  // Tier 2: used only by the tier-1 owner (and the task that holds tier 1 reserved).
+  const std::unique_ptr<RemoteLock> remote_;
 
   mutable absl::Mutex mu_;
   absl::Status closed_ ABSL_GUARDED_BY(mu_);  // not OK once closed: why

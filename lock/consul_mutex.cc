@@ -1,12 +1,14 @@
-// lock/distributed_lock_consul.cc
+// lock/consul_mutex.cc
 //
-// The Consul tier of DistributedLock (acquire loop, release) and fenced writes. Everything here
-// runs on the thread that owns tier 1 of the lock.
+// The Consul mutex: acquire loop (a txn lock, then blocking reads while another session holds
+// the key, timed retries under lock-delay), fenced release, and the release of an acquire whose
+// outcome is unknown.
+#include "lock/consul_mutex.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
@@ -17,18 +19,11 @@
 #include "consul/query.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
-#include "lock/lock_core.h"
-#include "lock/lock_manager.h"
-#include "repository/key_space.h"
 
 namespace registry::lock {
 namespace {
 
 constexpr absl::Duration kFirstBackoff = absl::Milliseconds(50);
-// How many times a fenced write whose reply was lost is sent again before its caller is told
-// that the outcome is unknown.
-constexpr int kMaxFencedResends = 2;
-
 // Failures that another attempt may cure: no server answered, a 5xx, a timeout.
 bool IsTransient(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsInternal(status) ||
@@ -94,12 +89,21 @@ class Unreachable {
 
 }  // namespace
 
-absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::AcquireRemote(
-    absl::Time deadline, absl::Time request_deadline, absl::string_view op, std::string* unknown) {
-  consul::Client& client = core_->client();
+ConsulMutex::ConsulMutex(LockCore& core, std::string name, std::string key)
+    : core_(core), name_(std::move(name)), key_(std::move(key)) {}
+
+absl::Status ConsulMutex::Prefixed(absl::string_view op, const absl::Status& status) const {
+  return registry::Prefixed(absl::StrCat(op, ": lock '", name_, "'"), status);
+}
+
+absl::StatusOr<std::optional<RemoteHold>> ConsulMutex::Acquire(absl::Time deadline,
+                                                               absl::Time request_deadline,
+                                                               absl::string_view op,
+                                                               std::string* unknown) {
+  consul::Client& client = core_.client();
   // Every request of this call is cancelled with the manager and cut at request_deadline.
-  consul::Canceller call(core_->canceller(), request_deadline);
-  Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
+  consul::Canceller call(core_.canceller(), request_deadline);
+  Unreachable unreachable(core_.max_unreachable(), core_.lock_retry());
   bool attempted = false;
   bool quick_retry = true;  // a key seen free after a refused acquire is retried once at once
   std::optional<consul::KvGetResult> held;  // last read, while another session holds the key
@@ -110,11 +114,11 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
     if (result.ok() && result->has_value()) unknown->clear();
     return result;
   };
-  auto closed = [&] { return Prefixed(op, core_->closed_status()); };
+  auto closed = [&] { return Prefixed(op, core_.closed_status()); };
   // After a failed request: OK to try again (after a back-off), or the status to give up with.
   absl::Time started;  // when the current attempt's requests began
   auto retry_after = [&](const absl::Status& error) -> absl::Status {
-    if (absl::IsCancelled(error) || !core_->closed_status().ok()) return closed();
+    if (absl::IsCancelled(error) || !core_.closed_status().ok()) return closed();
     // Cut by the caller's deadline (within the transport's millisecond): the loop gives up
     // (false), Consul was not unreachable. A cut by the unreachable budget is a failure below.
     if (absl::IsDeadlineExceeded(error) &&
@@ -126,7 +130,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
     if (absl::Status give_up = unreachable.Failure(error, started); !give_up.ok()) {
       return Prefixed(op, give_up);
     }
-    if (!core_->SleepUntil(std::min(deadline, absl::Now() + unreachable.Backoff()))) {
+    if (!core_.SleepUntil(std::min(deadline, absl::Now() + unreachable.Backoff()))) {
       return closed();
     }
     return absl::OkStatus();
@@ -153,7 +157,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
       // Another session holds the key: block until it changes or the time is up.
       consul::QueryOptions query;
       query.index = held->meta.index;
-      query.wait = BlockingWait(deadline - now, core_->block_query_wait());
+      query.wait = BlockingWait(deadline - now, core_.block_query_wait());
       absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, query, &call);
       if (!read.ok()) {
         if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
@@ -170,7 +174,7 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
       continue;
     }
 
-    absl::StatusOr<std::string> session = core_->SessionForAttempt(deadline, request_deadline);
+    absl::StatusOr<std::string> session = core_.SessionForAttempt(deadline, request_deadline);
     if (!session.ok()) {
       if (absl::Status give_up = retry_after(session.status()); !give_up.ok()) {
         return finish(give_up);
@@ -190,11 +194,11 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
 
     // A txn "lock" (the same as ?acquire=) answers with the key's ModifyIndex: the hold's fence.
     const consul::TxnOp acquire[] = {
-        consul::TxnOp::Lock(key_, core_->options().holder_value, *session)};
+        consul::TxnOp::Lock(key_, core_.options().holder_value, *session)};
     absl::StatusOr<consul::TxnResult> acquired = client.Txn(acquire, canceller);
     if (acquired.ok() ? !acquired->committed && consul::TxnErrorSays(*acquired, "invalid session")
                       : IsInvalidSession(acquired.status())) {
-      core_->ReportSessionInvalid(*session);  // the next attempt waits for its successor
+      core_.ReportSessionInvalid(*session);  // the next attempt waits for its successor
       if (absl::Status give_up =
               unreachable.Failure(absl::FailedPreconditionError(absl::StrCat(
                                       "Consul does not know the instance session ", *session)),
@@ -240,21 +244,21 @@ absl::StatusOr<std::optional<DistributedLock::RemoteHold>> DistributedLock::Acqu
       continue;
     }
     // Free, yet refused twice: lock-delay. A timed retry, never a blocking wait.
-    if (!core_->SleepUntil(std::min(deadline, absl::Now() + core_->lock_retry()))) {
+    if (!core_.SleepUntil(std::min(deadline, absl::Now() + core_.lock_retry()))) {
       return finish(closed());
     }
   }
 }
 
-absl::StatusOr<bool> DistributedLock::FencedRelease(const RemoteHold& hold) {
+absl::StatusOr<bool> ConsulMutex::FencedRelease(const RemoteHold& hold) {
   const consul::TxnOp release[] = {consul::TxnOp::CheckIndex(key_, hold.index),
                                    consul::TxnOp::Unlock(key_, "", hold.session)};
-  ASSIGN_OR_RETURN(consul::TxnResult result, core_->client().Txn(release, core_->canceller()));
+  ASSIGN_OR_RETURN(consul::TxnResult result, core_.client().Txn(release, core_.canceller()));
   return result.committed;
 }
 
-absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
-  Unreachable unreachable(core_->max_unreachable(), core_->lock_retry());
+absl::Status ConsulMutex::Release(const RemoteHold& hold) {
+  Unreachable unreachable(core_.max_unreachable(), core_.lock_retry());
   RemoteHold current = hold;
   bool reread = false;
   for (;;) {
@@ -266,7 +270,7 @@ absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
       // tier 1 is still this thread's, so no later hold of this process can own it yet.
       reread = true;
       absl::StatusOr<consul::KvGetResult> read =
-          core_->client().KvGet(key_, consul::ConsistentRead(), core_->canceller());
+          core_.client().KvGet(key_, consul::ConsistentRead(), core_.canceller());
       if (read.ok() && read->entry.has_value() && read->entry->session == hold.session) {
         current.index = read->entry->modify_index;
         continue;
@@ -282,119 +286,23 @@ absl::Status DistributedLock::ReleaseRemote(const RemoteHold& hold) {
     if (absl::Status give_up = unreachable.Failure(error, attempt_started); !give_up.ok()) {
       return Prefixed("Unlock", give_up);
     }
-    if (!core_->SleepUntil(absl::Now() + unreachable.Backoff())) return absl::OkStatus();
+    if (!core_.SleepUntil(absl::Now() + unreachable.Backoff())) return absl::OkStatus();
   }
 }
 
-void DistributedLock::ReleaseAfterUnknownAcquire(const std::string& session) {
+void ConsulMutex::ReleaseAfterUnknownAcquire(const std::string& session) {
   // Tier 1 is still reserved, so no hold of this process can own the key now: if it is bound to
   // `session`, that is the lost acquire, released at the index read (fenced like any release).
   // A cut acquire may still be applied after the first look, hence a second one. Best effort:
   // if this fails too, the key goes when the session does.
   for (int look = 0; look < 2; ++look) {
     absl::StatusOr<consul::KvGetResult> read =
-        core_->client().KvGet(key_, consul::ConsistentRead(), core_->canceller());
+        core_.client().KvGet(key_, consul::ConsistentRead(), core_.canceller());
     if (!read.ok()) return;
     if (read->entry.has_value() && read->entry->session == session) {
       FencedRelease(RemoteHold{session, read->entry->modify_index}).IgnoreError();
     }
   }
-}
-
-absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,
-                                          const std::string& consul_key, bool tree,
-                                          std::vector<consul::TxnOp> writes) {
-  const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
-  std::string session;
-  uint64_t index = 0;
-  uint64_t hold = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    if (owner_ != std::this_thread::get_id() || holds_ == 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(what, ": the lock is not held by this thread; nothing written"));
-    }
-    if (!lost_.ok()) {
-      return absl::AbortedError(
-          absl::StrCat(what, ": the lock was lost (", lost_.message(), "); nothing written"));
-    }
-    session = held_session_;
-    index = held_index_;
-    hold = hold_id_;
-  }
-  if (!core_->BeginCall()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what, ": ", core_->closed_status().message()));
-  }
-  std::vector<consul::TxnOp> ops;
-  ops.reserve(writes.size() + 1);
-  // The lock key still at this hold's index: held by this hold, not an earlier or later one.
-  ops.push_back(consul::TxnOp::CheckIndex(key_, index));
-  for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
-  absl::StatusOr<consul::TxnResult> result;
-  bool unknown_before = false;
-  // Through the instance's bookkeeping, as Persist and Delete: once written, the keys are no
-  // longer re-created (with their old values) after a session loss.
-  core_->session()
-      .PersistentWrite(consul_key, tree,
-                       [&]() -> absl::Status {
-                         result = core_->client().Txn(ops, core_->canceller());
-                         // A lost reply leaves the outcome unknown. The writes are plain sets and
-                         // deletes and the check is made again, so sending the txn again is safe:
-                         // it lands only while the lock is held.
-                         consul::UnknownOutcomes unknown(*core_->canceller(), kMaxFencedResends);
-                         while (!result.ok() && unknown.Retry(result.status())) {
-                           result = core_->client().Txn(ops, core_->canceller());
-                         }
-                         unknown_before = !unknown.last().ok();
-                         if (!result.ok()) return result.status();
-                         // Rolled back: nothing written, the bookkeeping stays as it is.
-                         return result->committed ? absl::OkStatus()
-                                                  : absl::AbortedError("fenced write rolled back");
-                       })
-      .IgnoreError();  // `result` says what happened
-  core_->EndCall();
-  if (!result.ok()) {
-    return Prefixed(what, result.status());
-  }
-  if (result->committed) return absl::OkStatus();
-  for (const consul::TxnError& error : result->errors) {
-    if (error.op_index != 0) continue;
-    MarkLost(hold, absl::AbortedError(absl::StrCat("lock key '", key_,
-                                                   "' is no longer held by session ", session)));
-    return absl::AbortedError(absl::StrCat(
-        what, ": this instance no longer holds the lock (", error.what, "); ",
-        unknown_before ? "whether an earlier attempt whose reply was lost was written is unknown"
-                       : "nothing written"));
-  }
-  return absl::AbortedError(
-      absl::StrCat(what, ": transaction rolled back: ",
-                   result->errors.empty() ? "no reason given" : result->errors[0].what));
-}
-
-absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value) {
-  if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return Prefixed(absl::StrCat("PersistIfHeld under lock '", lock.name(), "'"), status);
-  }
-  const std::string consul_key = lock.core_->key_space().ConsulKey(key);
-  // Delete, then set: a plain set keeps a holder session, and like Persist a fenced persist
-  // leaves the key persistent.
-  std::vector<consul::TxnOp> writes;
-  writes.push_back(consul::TxnOp::Delete(consul_key));
-  writes.push_back(consul::TxnOp::Set(consul_key, std::string(value)));
-  return lock.FencedWrite("PersistIfHeld", key, consul_key, /*tree=*/false, std::move(writes));
-}
-
-absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
-  if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return Prefixed(absl::StrCat("DeleteIfHeld under lock '", lock.name(), "'"), status);
-  }
-  const KeySpace& space = lock.core_->key_space();
-  std::vector<consul::TxnOp> writes;
-  const std::string consul_key = space.ConsulKey(key);
-  writes.push_back(consul::TxnOp::Delete(consul_key));
-  writes.push_back(consul::TxnOp::DeleteTree(space.TreePrefix(key)));
-  return lock.FencedWrite("DeleteIfHeld", key, consul_key, /*tree=*/true, std::move(writes));
 }
 
 }  // namespace registry::lock

@@ -1,0 +1,134 @@
+// lock/fenced_write.cc
+//
+// Fenced writes (PersistIfHeld, DeleteIfHeld): single Consul transactions that check the hold's
+// index on the lock's fence key before writing, so they never write once Consul has taken the
+// lock away.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_text.h"
+#include "consul/transport.h"
+#include "consul/txn.h"
+#include "lock/lock_core.h"
+#include "lock/lock_manager.h"
+#include "lock/remote_lock.h"
+#include "repository/key_space.h"
+
+namespace registry::lock {
+namespace {
+
+// How many times a fenced write whose reply was lost is sent again before its caller is told
+// that the outcome is unknown.
+constexpr int kMaxFencedResends = 2;
+
+// Runs check-index(`hold` on `fence_key`) + `writes` as one txn, through the instance's
+// bookkeeping of `consul_key` (and with `tree` its subtree), as Persist and Delete do: once
+// written, the keys are no longer re-created with their old values after a session loss. A lost
+// reply is resent (the check is made again, so it lands only while the hold lasts), at most
+// kMaxFencedResends times; `*unknown_before` tells whether an earlier attempt's reply was lost.
+absl::StatusOr<consul::TxnResult> RunFencedTxn(LockCore& core, const RemoteHold& hold,
+                                               const std::string& fence_key,
+                                               const std::string& consul_key, bool tree,
+                                               std::vector<consul::TxnOp> writes,
+                                               bool* unknown_before) {
+  std::vector<consul::TxnOp> ops;
+  ops.reserve(writes.size() + 1);
+  // The fence key still at this hold's index: held by this hold, not an earlier or later one.
+  ops.push_back(consul::TxnOp::CheckIndex(fence_key, hold.index));
+  for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
+  absl::StatusOr<consul::TxnResult> result;
+  core.session()
+      .PersistentWrite(consul_key, tree,
+                       [&]() -> absl::Status {
+                         consul::UnknownOutcomes unknown(*core.canceller(), kMaxFencedResends);
+                         do {
+                           result = core.client().Txn(ops, core.canceller());
+                         } while (!result.ok() && unknown.Retry(result.status()));
+                         *unknown_before = !unknown.last().ok();
+                         if (!result.ok()) return result.status();
+                         // Rolled back: nothing written, the bookkeeping stays as it is.
+                         return result->committed ? absl::OkStatus()
+                                                  : absl::AbortedError("fenced write rolled back");
+                       })
+      .IgnoreError();  // `result` says what happened
+  return result;
+}
+
+}  // namespace
+
+absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,
+                                          const std::string& consul_key, bool tree,
+                                          std::vector<consul::TxnOp> writes) {
+  const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
+  std::string session;
+  uint64_t index = 0;
+  uint64_t hold = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (owner_ != std::this_thread::get_id() || holds_ == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": the lock is not held by this thread; nothing written"));
+    }
+    if (!lost_.ok()) {
+      return absl::AbortedError(
+          absl::StrCat(what, ": the lock was lost (", lost_.message(), "); nothing written"));
+    }
+    session = held_session_;
+    index = held_index_;
+    hold = hold_id_;
+  }
+  if (!core_->BeginCall()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": ", core_->closed_status().message()));
+  }
+  bool unknown_before = false;
+  absl::StatusOr<consul::TxnResult> result =
+      RunFencedTxn(*core_, RemoteHold{session, index}, remote_->fence_key(), consul_key, tree,
+                   std::move(writes), &unknown_before);
+  core_->EndCall();
+  if (!result.ok()) {
+    return Prefixed(what, result.status());
+  }
+  if (result->committed) return absl::OkStatus();
+  for (const consul::TxnError& error : result->errors) {
+    if (error.op_index != 0) continue;
+    MarkLost(hold, absl::AbortedError(absl::StrCat("lock key '", remote_->fence_key(),
+                                                   "' is no longer held by session ", session)));
+    return absl::AbortedError(absl::StrCat(
+        what, ": this instance no longer holds the lock (", error.what, "); ",
+        unknown_before ? "whether an earlier attempt whose reply was lost was written is unknown"
+                       : "nothing written"));
+  }
+  return absl::AbortedError(
+      absl::StrCat(what, ": transaction rolled back: ",
+                   result->errors.empty() ? "no reason given" : result->errors[0].what));
+}
+
+absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value) {
+  if (absl::Status status = ValidateKey(key); !status.ok()) {
+    return Prefixed(absl::StrCat("PersistIfHeld under lock '", lock.name(), "'"), status);
+  }
+  const std::string consul_key = lock.core_->key_space().ConsulKey(key);
+  // Delete, then set: a plain set keeps a holder session, and like Persist a fenced persist
+  // leaves the key persistent.
+  std::vector<consul::TxnOp> writes;
+  writes.push_back(consul::TxnOp::Delete(consul_key));
+  writes.push_back(consul::TxnOp::Set(consul_key, std::string(value)));
+  return lock.FencedWrite("PersistIfHeld", key, consul_key, /*tree=*/false, std::move(writes));
+}
+
+absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
+  if (absl::Status status = ValidateKey(key); !status.ok()) {
+    return Prefixed(absl::StrCat("DeleteIfHeld under lock '", lock.name(), "'"), status);
+  }
+  const KeySpace& space = lock.core_->key_space();
+  std::vector<consul::TxnOp> writes;
+  const std::string consul_key = space.ConsulKey(key);
+  writes.push_back(consul::TxnOp::Delete(consul_key));
+  writes.push_back(consul::TxnOp::DeleteTree(space.TreePrefix(key)));
+  return lock.FencedWrite("DeleteIfHeld", key, consul_key, /*tree=*/true, std::move(writes));
+}
+
+}  // namespace registry::lock
