@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "plugin/abi_entries.h"
 #include "plugin/abi_internal.h"
 
 namespace registry::plugin {
@@ -386,47 +387,12 @@ int FillApi(const PluginDescriptor& descriptor, uint32_t host_abi_version, Regis
   // Each minor's entries follow the previous minor's; they are filled only when the negotiated
   // `minor` includes them and they fit in the host's table, so a 1.0 host's table (which ends at
   // `destroy`) is never written past its end.
-#define REGISTRY_FILL(member, value)                                    \
-  if (REGISTRY_FITS(host_size, member)) {                               \
-    api->member = (value);                                              \
-    filled = offsetof(RegistryPluginApi, member) + sizeof(api->member); \
+#define REGISTRY_FILL(entry_minor, member, value)                              \
+  if (MinorIncludes(minor, entry_minor) && REGISTRY_FITS(host_size, member)) { \
+    api->member = (value);                                                     \
+    filled = offsetof(RegistryPluginApi, member) + sizeof(api->member);        \
   }
-  REGISTRY_FILL(repository_type, descriptor.repository_type)
-  REGISTRY_FILL(plugin_version, descriptor.plugin_version)
-  REGISTRY_FILL(create_from_yaml, from_yaml)
-  REGISTRY_FILL(create_from_yaml_file, from_yaml_file)
-  REGISTRY_FILL(create_from_props, from_props)
-  REGISTRY_FILL(get, &Get)
-  REGISTRY_FILL(release_value, &ReleaseValue)
-  REGISTRY_FILL(get_children, &GetChildren)
-  REGISTRY_FILL(release_children, &ReleaseChildren)
-  REGISTRY_FILL(exists, &Exists)
-  REGISTRY_FILL(persist, &Persist)
-  REGISTRY_FILL(update, &Update)
-  REGISTRY_FILL(delete_key, &DeleteKey)
-  REGISTRY_FILL(persist_ephemeral, &PersistEphemeral)
-  REGISTRY_FILL(persist_exclusive_ephemeral, &PersistExclusiveEphemeral)
-  REGISTRY_FILL(add_connection_listener, &AddConnectionListener)
-  REGISTRY_FILL(remove_connection_listener, &RemoveConnectionListener)
-  REGISTRY_FILL(close, &Close)
-  REGISTRY_FILL(destroy, &Destroy)
-  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_WATCH) {
-    REGISTRY_FILL(add_data_listener, &AddDataListener)
-    REGISTRY_FILL(remove_data_listener, &RemoveDataListener)
-  }
-  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_LOCK) {
-    REGISTRY_FILL(get_lock, &GetLock)
-    REGISTRY_FILL(release_lock, &ReleaseLock)
-    REGISTRY_FILL(lock, &Lock)
-    REGISTRY_FILL(try_lock, &TryLock)
-    REGISTRY_FILL(unlock, &Unlock)
-    REGISTRY_FILL(lock_is_held, &LockIsHeld)
-    REGISTRY_FILL(lock_is_lost, &LockIsLost)
-    REGISTRY_FILL(add_lock_lost_listener, &AddLockLostListener)
-    REGISTRY_FILL(remove_lock_lost_listener, &RemoveLockLostListener)
-    REGISTRY_FILL(persist_if_held, &PersistIfHeld)
-    REGISTRY_FILL(delete_if_held, &DeleteIfHeld)
-  }
+  REGISTRY_PLUGIN_API_ENTRIES(REGISTRY_FILL)
 #undef REGISTRY_FILL
   api->struct_size = static_cast<uint32_t>(filled);
   api->abi_version = REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, minor);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "plugin/abi_entries.h"
 
 namespace registry::plugin {
 namespace {
@@ -59,34 +61,19 @@ absl::Status ValidateTable(const std::string& path, uint32_t host_abi_version,
         absl::StrCat("registry plugin ", path, " negotiated ABI ", VersionString(got),
                      ", which host ABI ", VersionString(host_abi_version), " cannot use"));
   }
-  const bool complete =
-      api.struct_size >= REGISTRY_PLUGIN_API_SIZE_1_0 && api.release_error != nullptr &&
-      api.repository_type != nullptr && api.plugin_version != nullptr &&
-      api.create_from_yaml != nullptr && api.create_from_yaml_file != nullptr &&
-      api.create_from_props != nullptr && api.get != nullptr && api.release_value != nullptr &&
-      api.get_children != nullptr && api.release_children != nullptr && api.exists != nullptr &&
-      api.persist != nullptr && api.update != nullptr && api.delete_key != nullptr &&
-      api.persist_ephemeral != nullptr && api.persist_exclusive_ephemeral != nullptr &&
-      api.add_connection_listener != nullptr && api.remove_connection_listener != nullptr &&
-      api.close != nullptr && api.destroy != nullptr;
   const uint32_t minor = REGISTRY_PLUGIN_ABI_MINOR(got);
   size_t needed = REGISTRY_PLUGIN_API_SIZE_1_0;
-  bool later_complete = true;
-  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_WATCH) {
-    needed = REGISTRY_PLUGIN_API_SIZE_1_1;
-    later_complete = later_complete && api.struct_size >= needed &&
-                     api.add_data_listener != nullptr && api.remove_data_listener != nullptr;
+  bool complete = api.release_error != nullptr;
+  // Every entry of the negotiated minor and below: present (within struct_size) and non-NULL.
+#define REGISTRY_CHECK(entry_minor, member, value)                                       \
+  if (internal::MinorIncludes(minor, entry_minor)) {                                     \
+    needed = std::max(needed, offsetof(RegistryPluginApi, member) + sizeof(api.member)); \
+    complete = complete && api.member != nullptr;                                        \
   }
-  if (minor >= REGISTRY_PLUGIN_ABI_MINOR_LOCK) {
-    needed = REGISTRY_PLUGIN_API_SIZE_1_2;
-    later_complete =
-        later_complete && api.struct_size >= needed && api.get_lock != nullptr &&
-        api.release_lock != nullptr && api.lock != nullptr && api.try_lock != nullptr &&
-        api.unlock != nullptr && api.lock_is_held != nullptr && api.lock_is_lost != nullptr &&
-        api.add_lock_lost_listener != nullptr && api.remove_lock_lost_listener != nullptr &&
-        api.persist_if_held != nullptr && api.delete_if_held != nullptr;
-  }
-  if (!complete || !later_complete) {
+  REGISTRY_PLUGIN_API_ENTRIES(REGISTRY_CHECK)
+#undef REGISTRY_CHECK
+  complete = complete && api.struct_size >= needed;
+  if (!complete) {
     return absl::FailedPreconditionError(absl::StrCat(
         "registry plugin ", path, " returned an incomplete ABI ", VersionString(got), " table (",
         api.struct_size, " bytes, at least ", needed, " needed, every entry non-NULL)"));
