@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "repository/instance_session.h"
+
 namespace registry::testing {
 
 ConsulRepositoryOptions RepositoryTest::Options(const std::string& name) {
@@ -17,6 +19,10 @@ ConsulRepositoryOptions RepositoryTest::Options(const std::string& name) {
   options.lock_retry = absl::Milliseconds(50);
   options.block_query_wait = absl::Seconds(1);
   return options;
+}
+
+std::string RepositoryTest::SessionOf(Repository& repository) {
+  return GetInstanceSession(repository)->CurrentSessionId();
 }
 
 std::unique_ptr<Repository> RepositoryTest::NewRepository(const std::string& name) {

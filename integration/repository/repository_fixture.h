@@ -34,6 +34,8 @@ class RepositoryTest : public ServerTest {
 
   // The session holding Consul key `consul_key`, "" if none; fails the test if absent.
   std::string HolderOf(const std::string& consul_key);
+  // The live instance session of `repository` ("" when none).
+  static std::string SessionOf(Repository& repository);
   // Ids of every session the server knows.
   std::vector<std::string> SessionIds();
 };

@@ -1,7 +1,8 @@
 // tests/lock/lock_manager_test.cc
 //
 // The request sequence of the two-tier lock against a strict gmock transport: every request the
-// lock makes must be expected, so an extra read or session call fails the test.
+// lock makes must be expected, so an extra read or session call fails the test. Acquire and
+// release; losses, fencing, waiters and lifetime are in lock_manager_loss_test.cc.
 #include "lock/lock_manager.h"
 
 #include <memory>
@@ -13,131 +14,18 @@
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "consul/transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
-#include "tests/consul/mock_transport.h"
-#include "tests/lock/fake_instance_session.h"
+#include "tests/lock/lock_manager_fixture.h"
 
-namespace registry::lock {
+namespace registry::lock::testing {
 namespace {
 
-using ::registry::consul::HttpMethod;
-using ::registry::consul::HttpRequest;
-using ::registry::consul::HttpResponse;
-using ::registry::consul::testing::MockTransport;
-using ::registry::consul::testing::ReadResponse;
-using ::registry::consul::testing::Response;
-using ::registry::lock::testing::FakeInstanceSession;
 using ::testing::_;
 using ::testing::HasSubstr;
 using ::testing::InSequence;
 using ::testing::Invoke;
 using ::testing::Return;
-using ::testing::StrictMock;
-
-constexpr char kKeyPath[] = "/v1/kv/ns/lock/a/";
-constexpr char kKey[] = "ns/lock/a/";
-
-// The ops of a transaction request, or an empty array for any other request.
-nlohmann::json TxnOps(const HttpRequest& request) {
-  if (request.method != HttpMethod::kPut || request.path != "/v1/txn") return {};
-  return nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-}
-// The acquire: a txn of one "lock" op on the lock key with `session`.
-MATCHER_P(IsAcquire, session, "") {
-  const nlohmann::json ops = TxnOps(arg);
-  return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "lock" &&
-         ops[0]["KV"]["Key"] == kKey && ops[0]["KV"]["Session"] == session;
-}
-// The release: a txn of check-index (the hold's) then "unlock" with `session`.
-MATCHER_P(IsRelease, session, "") {
-  const nlohmann::json ops = TxnOps(arg);
-  return ops.is_array() && ops.size() == 2 && ops[0]["KV"]["Verb"] == "check-index" &&
-         ops[1]["KV"]["Verb"] == "unlock" && ops[1]["KV"]["Key"] == kKey &&
-         ops[1]["KV"]["Session"] == session;
-}
-MATCHER(IsPlainRead, "") {
-  return arg.method == HttpMethod::kGet && arg.path == kKeyPath &&
-         arg.FindParam("index") == nullptr;
-}
-MATCHER_P(IsBlockingRead, index, "") {
-  const std::string* sent = arg.FindParam("index");
-  return arg.method == HttpMethod::kGet && arg.path == kKeyPath && sent != nullptr &&
-         *sent == index;
-}
-// A release at the lock key's ModifyIndex `index`.
-MATCHER_P2(IsReleaseAt, session, index, "") {
-  const nlohmann::json ops = TxnOps(arg);
-  return ::testing::Matches(IsRelease(session))(arg) && ops[0]["KV"]["Index"] == index;
-}
-
-// A fenced write: a txn starting with check-index on the lock key, and no unlock.
-MATCHER(IsFencedWrite, "") {
-  const nlohmann::json ops = TxnOps(arg);
-  if (!ops.is_array() || ops.size() < 2 || ops[0]["KV"]["Verb"] != "check-index") return false;
-  for (const nlohmann::json& op : ops) {
-    if (op["KV"]["Verb"] == "unlock") return false;
-  }
-  return true;
-}
-
-// The lock key's ModifyIndex after an acquire answered by Applied(true).
-constexpr uint64_t kHoldIndex = 7;
-
-// A txn answer for an acquire or a release: applied (the lock key's entry at kHoldIndex), or
-// rolled back at its first op.
-HttpResponse Applied(bool value) {
-  if (!value) {
-    return Response(409, R"({"Results":null,"Errors":[{"OpIndex":0,"What":"refused"}]})");
-  }
-  nlohmann::json entry = {{"LockIndex", 1},           {"Key", kKey},     {"Flags", 0},
-                          {"Value", nullptr},         {"Session", "s1"}, {"CreateIndex", 1},
-                          {"ModifyIndex", kHoldIndex}};
-  return Response(200,
-                  nlohmann::json({{"Results", {{{"KV", entry}}}}, {"Errors", nullptr}}).dump());
-}
-
-// A read of the lock key held by `session` ("" = unlocked) at `index`.
-HttpResponse Entry(const std::string& session, uint64_t index) {
-  nlohmann::json entry = {{"LockIndex", 1},   {"Key", "ns/lock/a/"}, {"Flags", 0},
-                          {"Value", nullptr}, {"CreateIndex", 1},    {"ModifyIndex", index}};
-  if (!session.empty()) entry["Session"] = session;
-  return ReadResponse(200, nlohmann::json::array({entry}).dump(), index);
-}
-
-class LockManagerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    session_ = std::make_unique<FakeInstanceSession>(transport_);
-    session_->SetSession("s1");
-  }
-
-  // No key monitoring: these tests pin the acquire/release sequence only.
-  static LockManagerOptions Options() {
-    LockManagerOptions options;
-    options.monitor_delay = absl::InfiniteDuration();
-    return options;
-  }
-
-  std::unique_ptr<LockManager> NewManager(LockManagerOptions options = Options()) {
-    absl::StatusOr<std::unique_ptr<LockManager>> manager =
-        LockManager::Create(*session_, std::move(options));
-    EXPECT_TRUE(manager.ok()) << manager.status();
-    return manager.ok() ? *std::move(manager) : nullptr;
-  }
-
-  std::shared_ptr<DistributedLock> LockA(LockManager& manager) {
-    absl::StatusOr<std::shared_ptr<DistributedLock>> lock = manager.GetLock("a");
-    EXPECT_TRUE(lock.ok()) << lock.status();
-    return lock.ok() ? *lock : nullptr;
-  }
-
-  std::shared_ptr<StrictMock<MockTransport>> transport_ =
-      std::make_shared<StrictMock<MockTransport>>();
-  std::unique_ptr<FakeInstanceSession> session_;
-};
 
 TEST_F(LockManagerTest, UncontendedCycleIsOneAcquireAndOneReleaseWithoutSessionCalls) {
   auto manager = NewManager();
@@ -346,150 +234,5 @@ TEST_F(LockManagerTest, ConsulUnreachableForLongerThanConfiguredFailsLock) {
   EXPECT_FALSE(lock->IsHeldByCurrentThread());
 }
 
-TEST_F(LockManagerTest, SessionLossMarksTheHoldLostCallsListenersAndSkipsTheRelease) {
-  auto manager = NewManager();
-  auto lock = LockA(*manager);
-  absl::Notification told;
-  std::string told_name;
-  lock->AddLostListener([&](const std::string& name, const absl::Status& reason) {
-    told_name = name;
-    told.Notify();
-  });
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
-  ASSERT_TRUE(lock->Lock().ok());
-  EXPECT_FALSE(lock->lost());
-  session_->Fire(InstanceSession::EventKind::kLost, "s1");
-  EXPECT_TRUE(lock->lost());
-  EXPECT_THAT(lock->lost_reason().message(), HasSubstr("s1"));
-  ASSERT_TRUE(told.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  EXPECT_EQ(told_name, "a");
-  absl::Status fenced = PersistIfHeld(*lock, "/meta/v", "1");  // refused without a request
-  EXPECT_TRUE(absl::IsAborted(fenced)) << fenced;
-  EXPECT_THAT(fenced.message(), HasSubstr("lock 'a'"));
-  EXPECT_TRUE(absl::IsAborted(lock->Lock()));  // re-entry into a lost hold
-  EXPECT_TRUE(lock->Unlock().ok());            // no release request: nothing to release
-}
-
-// Every hold of the process shares the instance session: a hold is told apart by the lock key's
-// ModifyIndex at its acquisition, which its release and its fenced writes check.
-TEST_F(LockManagerTest, ReleaseAndFencedWritesCheckTheIndexTheAcquireAnsweredWith) {
-  auto manager = NewManager();
-  auto lock = LockA(*manager);
-  HttpRequest txn;
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
-  EXPECT_CALL(*transport_, Execute(IsFencedWrite(), _))
-      .WillOnce(Invoke([&](const HttpRequest& request, consul::Canceller*) {
-        txn = request;
-        return Response(200, R"({"Results":[],"Errors":null})");
-      }));
-  EXPECT_CALL(*transport_, Execute(IsReleaseAt("s1", kHoldIndex), _))
-      .WillOnce(Return(Applied(true)));
-  ASSERT_TRUE(lock->Lock().ok());
-  ASSERT_TRUE(PersistIfHeld(*lock, "/meta/v", "7").ok());
-  ASSERT_TRUE(lock->Unlock().ok());
-  nlohmann::json ops = nlohmann::json::parse(txn.body);
-  ASSERT_EQ(ops.size(), 3u);
-  EXPECT_EQ(ops[0]["KV"]["Verb"], "check-index");
-  EXPECT_EQ(ops[0]["KV"]["Key"], "ns/lock/a/");
-  EXPECT_EQ(ops[0]["KV"]["Index"], kHoldIndex);
-  // Delete, then set: the key ends persistent even if a session held it.
-  EXPECT_EQ(ops[1]["KV"]["Verb"], "delete");
-  EXPECT_EQ(ops[1]["KV"]["Key"], "ns/meta/v");
-  EXPECT_EQ(ops[2]["KV"]["Verb"], "set");
-  EXPECT_EQ(ops[2]["KV"]["Key"], "ns/meta/v");
-  EXPECT_EQ(ops[2]["KV"]["Value"], "Nw==");  // base64 of "7"
-}
-
-TEST_F(LockManagerTest, FencedWriteRefusedByConsulIsAbortedNamingTheLockAndMarksItLost) {
-  auto manager = NewManager();
-  auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
-  EXPECT_CALL(*transport_, Execute(IsFencedWrite(), _))
-      .WillOnce(Return(Response(
-          409, R"({"Results":null,"Errors":[{"OpIndex":0,"What":"failed session check"}]})")));
-  ASSERT_TRUE(lock->Lock().ok());
-  absl::Status status = DeleteIfHeld(*lock, "/meta");
-  EXPECT_TRUE(absl::IsAborted(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("lock 'a'"));
-  EXPECT_THAT(status.message(), HasSubstr("'/meta'"));
-  EXPECT_TRUE(lock->lost());
-  EXPECT_TRUE(lock->Unlock().ok());
-}
-
-TEST_F(LockManagerTest, FencedWriteFromAThreadThatDoesNotHoldTheLockIsFailedPrecondition) {
-  auto manager = NewManager();
-  auto lock = LockA(*manager);
-  absl::Status status = PersistIfHeld(*lock, "/meta/v", "1");
-  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr("lock 'a'"));
-  EXPECT_TRUE(absl::IsInvalidArgument(PersistIfHeld(*lock, "no-slash", "1")));
-}
-
-TEST_F(LockManagerTest, WaitersQueueInArrivalOrder) {
-  auto manager = NewManager();
-  auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillRepeatedly(Return(Applied(true)));
-  EXPECT_CALL(*transport_, Execute(IsRelease("s1"), _)).WillRepeatedly(Return(Applied(true)));
-  ASSERT_TRUE(lock->Lock().ok());
-  absl::Mutex mu;
-  std::vector<int> order;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] {
-      ASSERT_TRUE(lock->Lock().ok());
-      {
-        absl::MutexLock guard(&mu);
-        order.push_back(i);
-      }
-      ASSERT_TRUE(lock->Unlock().ok());
-    });
-    // The next thread starts only once this one has its ticket.
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (lock->QueueLength() < i + 1 && absl::Now() < deadline)
-      absl::SleepFor(absl::Milliseconds(1));
-    ASSERT_EQ(lock->QueueLength(), i + 1);
-  }
-  ASSERT_TRUE(lock->Unlock().ok());
-  for (std::thread& thread : threads) thread.join();
-  EXPECT_THAT(order, ::testing::ElementsAre(0, 1, 2, 3));
-}
-
-TEST_F(LockManagerTest, ClosingTheRepositoryWakesALocalWaiterWithAnError) {
-  auto manager = NewManager();
-  auto lock = LockA(*manager);
-  EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _)).WillOnce(Return(Applied(true)));
-  ASSERT_TRUE(lock->Lock().ok());
-  absl::Status waiter;
-  std::thread thread([&] { waiter = lock->Lock(); });
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (lock->QueueLength() < 1 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-  session_->Close();
-  thread.join();
-  EXPECT_TRUE(absl::IsFailedPrecondition(waiter)) << waiter;
-  EXPECT_THAT(waiter.message(), HasSubstr("closed"));
-  EXPECT_TRUE(lock->lost());
-  EXPECT_TRUE(lock->Unlock().ok());  // ends the hold locally, no request
-  EXPECT_TRUE(absl::IsFailedPrecondition(manager->GetLock("b").status()));
-}
-
-TEST_F(LockManagerTest, OneManagerPerInstanceSession) {
-  auto manager = NewManager();
-  absl::StatusOr<std::unique_ptr<LockManager>> second = LockManager::Create(*session_, Options());
-  EXPECT_TRUE(absl::IsFailedPrecondition(second.status())) << second.status();
-  manager.reset();
-  EXPECT_EQ(session_->observer_count(), 0u);
-  EXPECT_TRUE(LockManager::Create(*session_, Options()).ok());
-}
-
-TEST_F(LockManagerTest, GetLockSharesOneObjectPerCanonicalName) {
-  auto manager = NewManager();
-  auto a = manager->GetLock("x/y");
-  auto b = manager->GetLock("/x/y");
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->get(), b->get());
-  EXPECT_EQ((*a)->consul_key(), "ns/lock/x/y/");
-  EXPECT_TRUE(absl::IsInvalidArgument(manager->GetLock("x//y").status()));
-}
-
 }  // namespace
-}  // namespace registry::lock
+}  // namespace registry::lock::testing
