@@ -1,0 +1,193 @@
+// integration/devserver/http_server_internal.h
+//
+// Internal to the dev server's network layer (http_server.cc: the server; http_connection.cc:
+// one client connection): the Boost.Asio/Beast types they share. Nothing else includes it, so
+// Beast stays out of the other layers.
+//
+// Thread safety: everything here lives on the server's single IO thread, except IoHandle and
+// what HttpServer::Impl documents.
+#ifndef INTEGRATION_DEVSERVER_HTTP_SERVER_INTERNAL_H_
+#define INTEGRATION_DEVSERVER_HTTP_SERVER_INTERNAL_H_
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "boost/asio.hpp"
+#include "boost/beast/core.hpp"
+#include "boost/beast/http.hpp"
+#include "integration/devserver/http_server.h"
+
+namespace registry::devserver {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+inline constexpr size_t kHeaderLimit = 64 * 1024;
+inline constexpr size_t kBodyLimit = 1024 * 1024;
+
+inline std::chrono::steady_clock::duration ToChrono(absl::Duration d) {
+  return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(std::max(d, absl::ZeroDuration())));
+}
+
+// Lets other threads (store watch callbacks, the store's deadline listener, DevServer's
+// controls) post work to the IO thread until the server stops.
+class IoHandle {
+ public:
+  explicit IoHandle(asio::io_context* ioc) : ioc_(ioc) {}
+  template <typename F>
+  bool Post(F&& work) {
+    absl::MutexLock lock(&mu_);
+    if (ioc_ == nullptr) return false;
+    asio::post(*ioc_, std::forward<F>(work));
+    return true;
+  }
+  void Disarm() {
+    absl::MutexLock lock(&mu_);
+    ioc_ = nullptr;
+  }
+
+ private:
+  absl::Mutex mu_;
+  asio::io_context* ioc_ ABSL_GUARDED_BY(mu_);
+};
+
+class Connection;
+
+class HttpServer::Impl {
+ public:
+  Impl(Api* api, Store* store, FaultInjector* faults)
+      : ioc_(std::make_unique<asio::io_context>(1)),
+        io_handle_(std::make_shared<IoHandle>(ioc_.get())),
+        api_(api),
+        store_(store),
+        faults_(faults) {}
+  ~Impl() { Stop(); }
+
+  absl::Status Listen(const std::string& host, int port);
+  void Run();
+  void Stop();
+  void DropAll();
+  int port() const { return port_; }
+  size_t connection_count() const { return connection_count_.load(); }
+
+  // IO thread only.
+  void Unregister(uint64_t id) {
+    connections_.erase(id);
+    connection_count_.store(connections_.size());
+  }
+  void DropOthers(uint64_t keep_id);
+  Api* api() const { return api_; }
+  Store* store() const { return store_; }
+  FaultInjector* faults() const { return faults_; }
+  const std::shared_ptr<IoHandle>& io_handle() const { return io_handle_; }
+
+ private:
+  void Accept();
+  void ArmReaper(absl::Time deadline);
+
+  std::unique_ptr<asio::io_context> ioc_;  // destroyed in Stop(), after the IO thread joined
+  std::shared_ptr<IoHandle> io_handle_;
+  Api* const api_;
+  Store* const store_;
+  FaultInjector* const faults_;
+  std::optional<tcp::acceptor> acceptor_;
+  std::optional<asio::steady_timer> reaper_;
+  std::optional<asio::steady_timer> accept_retry_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<size_t> connection_count_{0};
+  absl::Mutex stop_mu_;
+  bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
+  // IO thread only (and Stop() after the IO thread joined):
+  absl::flat_hash_map<uint64_t, std::weak_ptr<Connection>> connections_;
+  uint64_t next_connection_id_ = 1;
+  absl::Time reaper_deadline_ = absl::InfiniteFuture();
+  uint64_t reaper_generation_ = 0;
+};
+
+// One client connection; lives as long as an asynchronous operation references it.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, HttpServer::Impl* server, uint64_t id)
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), server_(server), id_(id) {}
+  ~Connection();
+
+  void Start() { ReadHeader(); }
+
+  // Closes the socket without a reply; pending operations end with operation_aborted.
+  void Close();
+
+ private:
+  // Reading a request: header (answering "Expect: 100-continue"), body, then Handle(); a read
+  // error ends the connection, or answers 400/413/431 first.
+  void ReadHeader();
+  void OnHeader(error_code ec);
+  void ReadBody();
+  void OnReadError(error_code ec);
+  void OnBody(error_code ec);
+  // Runs the API on the request: sends its reply, or parks its blocking query.
+  void Handle();
+
+  // While a query is parked nothing reads the socket; this notices a client that hangs up
+  // (the socket turns readable with nothing to read) so its query does not linger until the
+  // timeout.
+  void WatchPeer(uint64_t generation);
+
+  // Re-runs the parked query until it completes or a watch is registered.
+  void RunQuery();
+  void OnWake(uint64_t generation);
+  void CancelWatch();
+  // Ends the parked query with `response`.
+  void Finish(HttpResponse response);
+  // A plain-text reply written by the server itself (not a handler); `close` ends the
+  // connection after it.
+  void SendPlain(int status, absl::string_view text, bool close);
+
+  // Closes after an error reply without resetting the connection under a client that is
+  // still sending (which would make it miss the reply): stop sending, discard what arrives
+  // for up to 1 s, then close.
+  void LingerThenClose();
+  void Drain();
+  // Writes `response` (or the injected reply fault instead), then reads the next request.
+  void Send(HttpResponse response);
+
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  HttpRequest request_;
+  bool keep_alive_ = true;
+  bool closed_ = false;
+  bool linger_ = false;
+  // The current request is handled, then its reply replaced (kDrop: closed without one).
+  FaultInjector::ReplyFault reply_fault_ = FaultInjector::ReplyFault::kNone;
+  std::unique_ptr<std::array<char, 4096>> scratch_;  // discarded input while lingering
+  asio::steady_timer timer_;  // injected latency, then the blocking-query deadline
+  uint64_t timer_generation_ = 0;
+  std::unique_ptr<BlockingQuery> query_;
+  std::optional<Store::WatchId> watch_id_;
+  uint64_t wake_generation_ = 0;
+  HttpServer::Impl* const server_;
+  const uint64_t id_;
+};
+
+}  // namespace registry::devserver
+
+#endif  // INTEGRATION_DEVSERVER_HTTP_SERVER_INTERNAL_H_
