@@ -87,6 +87,177 @@ class Unreachable {
   absl::BitGen gen_;
 };
 
+using AcquireResult = absl::StatusOr<std::optional<RemoteHold>>;
+
+// One ConsulMutex::Acquire call: the loop's state and its steps. Each step returns the call's
+// result, or nullopt to go round again.
+class Acquisition {
+ public:
+  Acquisition(LockCore& core, const std::string& name, const std::string& key, absl::Time deadline,
+              absl::Time request_deadline, absl::string_view op, std::string* unknown)
+      : core_(core),
+        name_(name),
+        key_(key),
+        deadline_(deadline),
+        request_deadline_(request_deadline),
+        op_(op),
+        unknown_(unknown),
+        call_(core.canceller(), request_deadline),
+        unreachable_(core.max_unreachable(), core.lock_retry()) {}
+
+  AcquireResult Run() {
+    for (;;) {
+      std::optional<AcquireResult> result = Step();
+      if (!result.has_value()) continue;
+      // Whatever the outcome, no failed attempt may leave the key bound to the instance session:
+      // the caller releases `*unknown_` (an acquire whose answer was lost) unless it holds.
+      if (result->ok() && (*result)->has_value()) unknown_->clear();
+      return *std::move(result);
+    }
+  }
+
+ private:
+  std::optional<AcquireResult> Step() {
+    const absl::Time now = absl::Now();
+    started_ = now;
+    if (attempted_ && now >= deadline_) return GiveUpAtDeadline();
+    if (held_.has_value()) return WaitWhileHeld(now);
+    return TryOnce(now);
+  }
+
+  AcquireResult GiveUpAtDeadline() {
+    if (!unreachable_.failing()) return std::optional<RemoteHold>();
+    return Prefixed(absl::UnavailableError(absl::StrCat(
+        "Consul could not be reached before the deadline: ", unreachable_.last().message())));
+  }
+
+  // Another session holds the key: block until it changes or the time is up.
+  std::optional<AcquireResult> WaitWhileHeld(absl::Time now) {
+    consul::QueryOptions query;
+    query.index = held_->meta.index;
+    query.wait = BlockingWait(deadline_ - now, core_.block_query_wait());
+    absl::StatusOr<consul::KvGetResult> read = core_.client().KvGet(key_, query, &call_);
+    if (!read.ok()) return RetryAfter(read.status());
+    unreachable_.Success();
+    if (HeldByOther(*read, "")) {
+      held_ = *std::move(read);  // unchanged, or taken by yet another session: wait again
+    } else {
+      held_.reset();
+    }
+    return std::nullopt;
+  }
+
+  // An acquire with the instance session, then a look at the key if it was refused.
+  std::optional<AcquireResult> TryOnce(absl::Time now) {
+    // The client retries a failing request within its timeout: no request of this attempt may
+    // outlast what is left of the time granted to an unreachable Consul. (A blocking read is
+    // not retried by the client, and may rightly block for longer.)
+    consul::Canceller attempt(&call_, std::min(request_deadline_, unreachable_.GiveUpAt(now)));
+    absl::StatusOr<std::string> session = core_.SessionForAttempt(deadline_, request_deadline_);
+    if (!session.ok()) return RetryAfter(session.status());
+    attempted_ = true;
+    if (session->empty()) {  // a lost session is still being replaced: Consul may be down
+      return CountFailure(
+          absl::UnavailableError("no live instance session (the lost one is being replaced)"));
+    }
+    // A txn "lock" (the same as ?acquire=) answers with the key's ModifyIndex: the hold's fence.
+    const consul::TxnOp acquire[] = {
+        consul::TxnOp::Lock(key_, core_.options().holder_value, *session)};
+    absl::StatusOr<consul::TxnResult> acquired = core_.client().Txn(acquire, &attempt);
+    if (acquired.ok() ? !acquired->committed && consul::TxnErrorSays(*acquired, "invalid session")
+                      : IsInvalidSession(acquired.status())) {
+      core_.ReportSessionInvalid(*session);  // the next attempt waits for its successor
+      return CountFailure(absl::FailedPreconditionError(
+          absl::StrCat("Consul does not know the instance session ", *session)));
+    }
+    if (!acquired.ok()) {
+      const absl::Status& error = acquired.status();
+      if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) *unknown_ = *session;
+      return RetryAfter(error);
+    }
+    unreachable_.Success();
+    if (acquired->committed && !acquired->results.empty()) {
+      return AcquireResult(RemoteHold{*session, acquired->results[0].modify_index});
+    }
+    unknown_->clear();  // refused: an earlier lost acquire did not leave the key ours either
+    if (absl::Now() >= deadline_) return AcquireResult(std::optional<RemoteHold>());
+    return LookAfterRefusal(*session, &attempt);
+  }
+
+  // Refused: held by another session (wait for a change) or under lock-delay (retry later).
+  std::optional<AcquireResult> LookAfterRefusal(const std::string& session,
+                                                consul::Canceller* canceller) {
+    absl::StatusOr<consul::KvGetResult> read =
+        core_.client().KvGet(key_, consul::ConsistentRead(), canceller);
+    if (!read.ok()) return RetryAfter(read.status());
+    unreachable_.Success();
+    if (read->entry.has_value() && read->entry->session == session) {
+      return AcquireResult(RemoteHold{session, read->entry->modify_index});  // ours after all
+    }
+    if (HeldByOther(*read, session)) {
+      held_ = *std::move(read);
+      quick_retry_ = true;
+      return std::nullopt;
+    }
+    if (quick_retry_) {  // released between the acquire and the read: try again now
+      quick_retry_ = false;
+      return std::nullopt;
+    }
+    // Free, yet refused twice: lock-delay. A timed retry, never a blocking wait.
+    if (!core_.SleepUntil(std::min(deadline_, absl::Now() + core_.lock_retry()))) return Closed();
+    return std::nullopt;
+  }
+
+  // After a failed request: nullopt to try again (after a back-off), or the result to give up
+  // with.
+  std::optional<AcquireResult> RetryAfter(const absl::Status& error) {
+    if (absl::IsCancelled(error) || !core_.closed_status().ok()) return Closed();
+    // Cut by the caller's deadline (within the transport's millisecond): the loop gives up
+    // (false), Consul was not unreachable. A cut by the unreachable budget is a failure below.
+    if (absl::IsDeadlineExceeded(error) &&
+        absl::Now() + absl::Milliseconds(1) >= request_deadline_) {
+      attempted_ = true;
+      return std::nullopt;
+    }
+    if (!IsTransient(error)) return AcquireResult(Prefixed(error));
+    if (std::optional<AcquireResult> give_up = CountFailure(error); give_up.has_value()) {
+      return give_up;
+    }
+    if (!core_.SleepUntil(std::min(deadline_, absl::Now() + unreachable_.Backoff()))) {
+      return Closed();
+    }
+    return std::nullopt;
+  }
+
+  // Counts `error` against max_unreachable: the result to give up with once it is spent.
+  std::optional<AcquireResult> CountFailure(const absl::Status& error) {
+    absl::Status give_up = unreachable_.Failure(error, started_);
+    if (give_up.ok()) return std::nullopt;
+    return AcquireResult(Prefixed(give_up));
+  }
+
+  AcquireResult Closed() { return Prefixed(core_.closed_status()); }
+
+  absl::Status Prefixed(const absl::Status& status) const {
+    return registry::Prefixed(absl::StrCat(op_, ": lock '", name_, "'"), status);
+  }
+
+  LockCore& core_;
+  const std::string& name_;
+  const std::string& key_;
+  const absl::Time deadline_;
+  const absl::Time request_deadline_;
+  const absl::string_view op_;
+  std::string* const unknown_;
+  // Every request of this call is cancelled with the manager and cut at request_deadline.
+  consul::Canceller call_;
+  Unreachable unreachable_;
+  absl::Time started_;       // when the current round's requests began
+  bool attempted_ = false;   // an acquire was tried (or cut by the caller's deadline)
+  bool quick_retry_ = true;  // a key seen free after a refused acquire is retried once at once
+  std::optional<consul::KvGetResult> held_;  // last read, while another session holds the key
+};
+
 }  // namespace
 
 ConsulMutex::ConsulMutex(LockCore& core, std::string name, std::string key)
@@ -100,154 +271,7 @@ absl::StatusOr<std::optional<RemoteHold>> ConsulMutex::Acquire(absl::Time deadli
                                                                absl::Time request_deadline,
                                                                absl::string_view op,
                                                                std::string* unknown) {
-  consul::Client& client = core_.client();
-  // Every request of this call is cancelled with the manager and cut at request_deadline.
-  consul::Canceller call(core_.canceller(), request_deadline);
-  Unreachable unreachable(core_.max_unreachable(), core_.lock_retry());
-  bool attempted = false;
-  bool quick_retry = true;  // a key seen free after a refused acquire is retried once at once
-  std::optional<consul::KvGetResult> held;  // last read, while another session holds the key
-
-  // Whatever the outcome, no failed attempt may leave the key bound to the instance session:
-  // the caller releases `*unknown` (an acquire whose answer was lost) unless the lock is held.
-  auto finish = [&](absl::StatusOr<std::optional<RemoteHold>> result) {
-    if (result.ok() && result->has_value()) unknown->clear();
-    return result;
-  };
-  auto closed = [&] { return Prefixed(op, core_.closed_status()); };
-  // After a failed request: OK to try again (after a back-off), or the status to give up with.
-  absl::Time started;  // when the current attempt's requests began
-  auto retry_after = [&](const absl::Status& error) -> absl::Status {
-    if (absl::IsCancelled(error) || !core_.closed_status().ok()) return closed();
-    // Cut by the caller's deadline (within the transport's millisecond): the loop gives up
-    // (false), Consul was not unreachable. A cut by the unreachable budget is a failure below.
-    if (absl::IsDeadlineExceeded(error) &&
-        absl::Now() + absl::Milliseconds(1) >= request_deadline) {
-      attempted = true;
-      return absl::OkStatus();
-    }
-    if (!IsTransient(error)) return Prefixed(op, error);
-    if (absl::Status give_up = unreachable.Failure(error, started); !give_up.ok()) {
-      return Prefixed(op, give_up);
-    }
-    if (!core_.SleepUntil(std::min(deadline, absl::Now() + unreachable.Backoff()))) {
-      return closed();
-    }
-    return absl::OkStatus();
-  };
-
-  for (;;) {
-    const absl::Time now = absl::Now();
-    started = now;
-    // The client retries a failing request within its timeout: no request of this attempt may
-    // outlast what is left of the time granted to an unreachable Consul. (A blocking read is
-    // not retried by the client, and may rightly block for longer.)
-    consul::Canceller attempt(&call, std::min(request_deadline, unreachable.GiveUpAt(now)));
-    consul::Canceller* canceller = &attempt;
-    if (attempted && now >= deadline) {
-      if (unreachable.failing()) {
-        return finish(Prefixed(op, absl::UnavailableError(absl::StrCat(
-                                       "Consul could not be reached before the deadline: ",
-                                       unreachable.last().message()))));
-      }
-      return finish(std::optional<RemoteHold>());
-    }
-
-    if (held.has_value()) {
-      // Another session holds the key: block until it changes or the time is up.
-      consul::QueryOptions query;
-      query.index = held->meta.index;
-      query.wait = BlockingWait(deadline - now, core_.block_query_wait());
-      absl::StatusOr<consul::KvGetResult> read = client.KvGet(key_, query, &call);
-      if (!read.ok()) {
-        if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
-          return finish(give_up);
-        }
-        continue;
-      }
-      unreachable.Success();
-      if (HeldByOther(*read, "")) {
-        held = *std::move(read);  // unchanged, or taken by yet another session: wait again
-      } else {
-        held.reset();
-      }
-      continue;
-    }
-
-    absl::StatusOr<std::string> session = core_.SessionForAttempt(deadline, request_deadline);
-    if (!session.ok()) {
-      if (absl::Status give_up = retry_after(session.status()); !give_up.ok()) {
-        return finish(give_up);
-      }
-      continue;
-    }
-    attempted = true;
-    if (session->empty()) {  // a lost session is still being replaced: Consul may be down
-      if (absl::Status give_up = unreachable.Failure(
-              absl::UnavailableError("no live instance session (the lost one is being replaced)"),
-              now);
-          !give_up.ok()) {
-        return finish(Prefixed(op, give_up));
-      }
-      continue;
-    }
-
-    // A txn "lock" (the same as ?acquire=) answers with the key's ModifyIndex: the hold's fence.
-    const consul::TxnOp acquire[] = {
-        consul::TxnOp::Lock(key_, core_.options().holder_value, *session)};
-    absl::StatusOr<consul::TxnResult> acquired = client.Txn(acquire, canceller);
-    if (acquired.ok() ? !acquired->committed && consul::TxnErrorSays(*acquired, "invalid session")
-                      : IsInvalidSession(acquired.status())) {
-      core_.ReportSessionInvalid(*session);  // the next attempt waits for its successor
-      if (absl::Status give_up =
-              unreachable.Failure(absl::FailedPreconditionError(absl::StrCat(
-                                      "Consul does not know the instance session ", *session)),
-                                  now);
-          !give_up.ok()) {
-        return finish(Prefixed(op, give_up));
-      }
-      continue;
-    }
-    if (!acquired.ok()) {
-      const absl::Status& error = acquired.status();
-      if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) *unknown = *session;
-      if (absl::Status give_up = retry_after(error); !give_up.ok()) return finish(give_up);
-      continue;
-    }
-    unreachable.Success();
-    if (acquired->committed && !acquired->results.empty()) {
-      return std::optional<RemoteHold>(RemoteHold{*session, acquired->results[0].modify_index});
-    }
-    unknown->clear();  // refused: an earlier lost acquire did not leave the key ours either
-    if (absl::Now() >= deadline) return std::optional<RemoteHold>();
-
-    // Refused: held by another session (wait for a change) or under lock-delay (retry later).
-    absl::StatusOr<consul::KvGetResult> read =
-        client.KvGet(key_, consul::ConsistentRead(), canceller);
-    if (!read.ok()) {
-      if (absl::Status give_up = retry_after(read.status()); !give_up.ok()) {
-        return finish(give_up);
-      }
-      continue;
-    }
-    unreachable.Success();
-    if (read->entry.has_value() && read->entry->session == *session) {
-      return std::optional<RemoteHold>(RemoteHold{*session, read->entry->modify_index});  // ours
-    }
-    if (HeldByOther(*read, *session)) {
-      held = *std::move(read);
-      quick_retry = true;
-      continue;
-    }
-    if (quick_retry) {  // released between the acquire and the read: try again now
-      quick_retry = false;
-      continue;
-    }
-    // Free, yet refused twice: lock-delay. A timed retry, never a blocking wait.
-    if (!core_.SleepUntil(std::min(deadline, absl::Now() + core_.lock_retry()))) {
-      return finish(closed());
-    }
-  }
+  return Acquisition(core_, name_, key_, deadline, request_deadline, op, unknown).Run();
 }
 
 absl::StatusOr<bool> ConsulMutex::FencedRelease(const RemoteHold& hold) {
