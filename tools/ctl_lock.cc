@@ -233,6 +233,72 @@ ChildOutcome Supervise(const CommandContext& context, const std::string& name, p
   return outcome;
 }
 
+// Acquires `lock` for CMD: one attempt, then (announced) a wait bounded by --timeout-ms that a
+// signal ends. Returns nullopt once the lock is held, else the exit code to return.
+std::optional<int> AcquireForCommand(const CommandContext& context, const std::string& what,
+                                     plugin::PluginLock& lock) {
+  absl::StatusOr<bool> acquired = false;
+  std::optional<int> interrupted;
+  {
+    AcquireInterrupter interrupter(context.signals, context.repository);
+    const std::optional<absl::Duration>& timeout = context.options.lock_timeout;
+    const absl::Time deadline =
+        timeout.has_value() ? absl::Now() + *timeout : absl::InfiniteFuture();
+    // One attempt first, so that a wait is announced (and a script can tell it is waiting). A
+    // failed attempt (say, a 500 from the server) is not final: the wait retries, and reports
+    // what keeps failing.
+    acquired = lock.TryLock(absl::ZeroDuration());
+    if (!(acquired.ok() && *acquired) && deadline > absl::Now()) {
+      PrintLine(context.err, absl::StrCat("registryctl: ", what, ": waiting for the lock"));
+      if (timeout.has_value()) {
+        acquired = lock.TryLock(deadline - absl::Now());
+      } else {
+        absl::Status status = lock.Lock();
+        acquired = status.ok() ? absl::StatusOr<bool>(true) : absl::StatusOr<bool>(status);
+      }
+    }
+    interrupted = interrupter.Stop();
+  }
+  if (interrupted.has_value()) {
+    std::fprintf(context.err, "registryctl: %s: interrupted by signal %d while waiting\n",
+                 what.c_str(), *interrupted);
+    if (acquired.ok() && *acquired) (void)lock.Unlock();
+    return 128 + *interrupted;
+  }
+  if (!acquired.ok()) return ReportError(context.err, what, acquired.status());
+  if (!*acquired) {
+    std::fprintf(context.err, "registryctl: %s: not acquired within %s\n", what.c_str(),
+                 absl::FormatDuration(*context.options.lock_timeout).c_str());
+    return kExitNegative;
+  }
+  return std::nullopt;
+}
+
+struct CommandRun {
+  int rc = kExitOk;        // CMD's exit code (or why it could not start)
+  bool lost_hold = false;  // the lock was lost while CMD ran
+};
+
+// Runs CMD while `lock` is held, and says how it ended.
+CommandRun RunCommandUnderLock(const CommandContext& context, const std::string& name,
+                               const std::string& what, plugin::PluginLock& lock,
+                               LostNotice& lost) {
+  CommandRun run;
+  int spawn_errno = 0;
+  absl::StatusOr<pid_t> pid = Spawn(context.options.command_line, &spawn_errno);
+  if (!pid.ok()) {
+    ReportError(context.err, what, pid.status());
+    run.rc = spawn_errno == ENOENT ? kExitCommandNotFound : kExitCannotExecute;
+    return run;
+  }
+  const ChildOutcome outcome = Supervise(context, name, *pid, lost);
+  run.rc = ExitCodeOf(outcome.status);
+  absl::StatusOr<bool> lost_now = lock.IsLost();
+  run.lost_hold = outcome.lost_during || (lost_now.ok() && *lost_now);
+  if (run.lost_hold) kill(-*pid, SIGKILL);  // whatever is left of CMD's group must not go on
+  return run;
+}
+
 }  // namespace
 
 int RunLock(const CommandContext& context, const std::vector<std::string>& args) {
@@ -253,59 +319,14 @@ int RunLock(const CommandContext& context, const std::vector<std::string>& args)
   absl::StatusOr<int64_t> listener = (*lock)->AddLostListener(
       [&lost](const std::string&, const absl::Status& reason) { lost.Tell(reason); });
   if (!listener.ok()) return ReportError(context.err, what, listener.status());
-
-  absl::StatusOr<bool> acquired = false;
-  std::optional<int> interrupted;
-  {
-    AcquireInterrupter interrupter(context.signals, context.repository);
-    const std::optional<absl::Duration>& timeout = context.options.lock_timeout;
-    const absl::Time deadline =
-        timeout.has_value() ? absl::Now() + *timeout : absl::InfiniteFuture();
-    // One attempt first, so that a wait is announced (and a script can tell it is waiting). A
-    // failed attempt (say, a 500 from the server) is not final: the wait retries, and reports
-    // what keeps failing.
-    acquired = (*lock)->TryLock(absl::ZeroDuration());
-    if (!(acquired.ok() && *acquired) && deadline > absl::Now()) {
-      PrintLine(context.err, absl::StrCat("registryctl: ", what, ": waiting for the lock"));
-      if (timeout.has_value()) {
-        acquired = (*lock)->TryLock(deadline - absl::Now());
-      } else {
-        absl::Status status = (*lock)->Lock();
-        acquired = status.ok() ? absl::StatusOr<bool>(true) : absl::StatusOr<bool>(status);
-      }
-    }
-    interrupted = interrupter.Stop();
-  }
-  if (interrupted.has_value()) {
-    std::fprintf(context.err, "registryctl: %s: interrupted by signal %d while waiting\n",
-                 what.c_str(), *interrupted);
-    if (acquired.ok() && *acquired) (void)(*lock)->Unlock();
-    return 128 + *interrupted;
-  }
-  if (!acquired.ok()) return ReportError(context.err, what, acquired.status());
-  if (!*acquired) {
-    std::fprintf(context.err, "registryctl: %s: not acquired within %s\n", what.c_str(),
-                 absl::FormatDuration(*context.options.lock_timeout).c_str());
-    return kExitNegative;
+  if (std::optional<int> rc = AcquireForCommand(context, what, **lock); rc.has_value()) {
+    return *rc;
   }
 
-  int spawn_errno = 0;
-  absl::StatusOr<pid_t> pid = Spawn(context.options.command_line, &spawn_errno);
-  int rc = kExitOk;
-  bool lost_hold = false;
-  if (!pid.ok()) {
-    ReportError(context.err, what, pid.status());
-    rc = spawn_errno == ENOENT ? kExitCommandNotFound : kExitCannotExecute;
-  } else {
-    const ChildOutcome outcome = Supervise(context, name, *pid, lost);
-    rc = ExitCodeOf(outcome.status);
-    absl::StatusOr<bool> lost_now = (*lock)->IsLost();
-    lost_hold = outcome.lost_during || (lost_now.ok() && *lost_now);
-    if (lost_hold) kill(-*pid, SIGKILL);  // whatever is left of CMD's group must not go on
-  }
+  const CommandRun run = RunCommandUnderLock(context, name, what, **lock, lost);
   absl::Status unlocked = (*lock)->Unlock();
   (*lock)->RemoveLostListener(*listener);
-  if (lost_hold) {
+  if (run.lost_hold) {
     std::fprintf(context.err, "registryctl: %s: the lock was lost while the command ran (%s)\n",
                  what.c_str(), lost.reason().c_str());
     return kExitLockLost;
@@ -317,7 +338,7 @@ int RunLock(const CommandContext& context, const std::vector<std::string>& args)
                  "session ends)\n",
                  name.c_str(), std::string(unlocked.message()).c_str());
   }
-  return rc;
+  return run.rc;
 }
 
 }  // namespace registry::tools

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -190,10 +191,12 @@ std::string FlagValue(const char* variable) {
   return value;
 }
 
-int Run(int argc, char** argv) {
+// Parses the command line into `*command`, `*args` and `*options`. Returns nullopt to go on, or
+// the exit code (help printed, or a usage error reported).
+std::optional<int> ParseInvocation(int argc, char** argv, const Command** command,
+                                   std::vector<std::string>* args, CommandOptions* options) {
   bool help = false;
-  CommandOptions options;
-  argc = SplitCommandLine(argc, argv, &options.command_line);
+  argc = SplitCommandLine(argc, argv, &options->command_line);
   if (int rc = CheckFlags(argc, argv, &help); rc != kExitOk) return rc;
   if (help || (argc >= 2 && std::strcmp(argv[1], "help") == 0)) {
     PrintHelp();
@@ -201,45 +204,42 @@ int Run(int argc, char** argv) {
   }
   gflags::ParseCommandLineNonHelpFlags(&argc, &argv, /*remove_flags=*/true);
   if (argc < 2) return UsageError("missing COMMAND");
-  const Command* command = FindCommand(argv[1]);
-  if (command == nullptr) return UsageError(absl::StrCat("unknown command '", argv[1], "'"));
-  std::vector<std::string> args(argv + 2, argv + argc);
-  if (static_cast<int>(args.size()) != command->argument_count) {
-    return UsageError(absl::StrCat(
-        "'", command->name, "' takes ", command->arguments, " (", command->argument_count,
-        " argument", command->argument_count == 1 ? "" : "s", "), got ", args.size()));
+  *command = FindCommand(argv[1]);
+  if (*command == nullptr) return UsageError(absl::StrCat("unknown command '", argv[1], "'"));
+  const Command& found = **command;
+  args->assign(argv + 2, argv + argc);
+  if (static_cast<int>(args->size()) != found.argument_count) {
+    return UsageError(absl::StrCat("'", found.name, "' takes ", found.arguments, " (",
+                                   found.argument_count, " argument",
+                                   found.argument_count == 1 ? "" : "s", "), got ", args->size()));
   }
-  if (command->runs_command_line && options.command_line.empty()) {
-    return UsageError(absl::StrCat("'", command->name, "' takes ", command->arguments,
-                                   ": CMD is missing after '--'"));
+  if (found.runs_command_line && options->command_line.empty()) {
+    return UsageError(
+        absl::StrCat("'", found.name, "' takes ", found.arguments, ": CMD is missing after '--'"));
   }
   for (const FlagSpec& flag : kFlags) {
-    if (*flag.command != '\0' && flag.command != absl::string_view(command->name) &&
+    if (*flag.command != '\0' && flag.command != absl::string_view(found.name) &&
         FlagIsSet(flag.variable)) {
       return UsageError(absl::StrCat("flag '--", flag.name, "' is only for '", flag.command, "'"));
     }
   }
-  options.initial = FLAGS_initial;
+  options->initial = FLAGS_initial;
   if (FlagIsSet("timeout_ms")) {
     if (FLAGS_timeout_ms < 0) {
       return UsageError(
           absl::StrCat("flag '--timeout-ms' must be 0 or more, got ", FLAGS_timeout_ms));
     }
-    options.lock_timeout = absl::Milliseconds(FLAGS_timeout_ms);
+    options->lock_timeout = absl::Milliseconds(FLAGS_timeout_ms);
   }
+  return std::nullopt;
+}
 
-  // Capture signals before connecting, so one arriving while the key is written still ends in
-  // a clean close rather than a killed process.
-  std::unique_ptr<SignalPipe> signals;
-  if (command->holds) {
-    absl::StatusOr<std::unique_ptr<SignalPipe>> installed = SignalPipe::Install();
-    if (!installed.ok()) return ReportError(stderr, "signals", installed.status());
-    signals = std::move(*installed);
-  }
-
-  // The repository type decides which plugin to load.
+// Loads the plugin of the configured repository type and creates the repository from --config
+// and the flags into `*repository`. Returns kExitOk, or the exit code of the error it reported.
+int OpenRepository(std::unique_ptr<plugin::PluginRepository>* repository) {
   std::string type = kDefaultType;
-  if (FlagIsSet("config")) {  // parsed again by the plugin; here only its `type:` matters
+  const bool from_file = FlagIsSet("config");
+  if (from_file) {  // parsed again by the plugin; here only its `type:` matters
     absl::StatusOr<conf::RegistryConfig> config = conf::LoadRegistryYamlFile(FLAGS_config);
     if (!config.ok()) return ReportError(stderr, "--config", config.status());
     type = config->repository_type;
@@ -252,7 +252,6 @@ int Run(int argc, char** argv) {
   if (!library.ok()) return ReportError(stderr, "plugin", library.status());
 
   // Flags override the file; without a file they (or their defaults) are the whole config.
-  const bool from_file = FlagIsSet("config");
   plugin::PropList props;
   for (const FlagSpec& flag : kFlags) {
     if (flag.prop == nullptr) continue;
@@ -260,18 +259,21 @@ int Run(int argc, char** argv) {
       props.emplace_back(flag.prop, FlagValue(flag.variable));
     }
   }
-  absl::StatusOr<std::unique_ptr<plugin::PluginRepository>> repository =
+  absl::StatusOr<std::unique_ptr<plugin::PluginRepository>> created =
       from_file ? (*library)->CreateFromYamlFile(FLAGS_config, props)
                 : (*library)->CreateFromProps(props);
-  if (!repository.ok()) return ReportError(stderr, "config", repository.status());
+  if (!created.ok()) return ReportError(stderr, "config", created.status());
+  *repository = *std::move(created);
+  return kExitOk;
+}
 
-  const CommandContext context{repository->get(), stdout, stderr, signals.get(),
-                               std::move(options)};
-  const int rc = command->run(context, args);
+// Closes `repository` after `command` ended with `rc`, and returns the exit code: a failed
+// close fails a run that succeeded, except one whose CMD succeeded under a lock.
+int CloseAfter(const Command& command, plugin::PluginRepository& repository, int rc) {
   // Close explicitly so a failure to remove ephemeral keys is visible; destroy would hide it.
-  absl::Status closed = (*repository)->Close();
+  absl::Status closed = repository.Close();
   if (closed.ok() || rc != kExitOk) return rc;
-  if (command->runs_command_line) {
+  if (command.runs_command_line) {
     // CMD ran and succeeded under the lock; a session left behind (Consul unreachable at the
     // end) releases the lock when its TTL runs out, and must not make the run look failed.
     std::fprintf(stderr, "registryctl: warning: close: %s\n",
@@ -279,6 +281,26 @@ int Run(int argc, char** argv) {
     return rc;
   }
   return ReportError(stderr, "close", closed);
+}
+
+int Run(int argc, char** argv) {
+  const Command* command = nullptr;
+  std::vector<std::string> args;
+  CommandOptions options;
+  if (std::optional<int> rc = ParseInvocation(argc, argv, &command, &args, &options)) return *rc;
+
+  // Capture signals before connecting, so one arriving while the key is written still ends in
+  // a clean close rather than a killed process.
+  std::unique_ptr<SignalPipe> signals;
+  if (command->holds) {
+    absl::StatusOr<std::unique_ptr<SignalPipe>> installed = SignalPipe::Install();
+    if (!installed.ok()) return ReportError(stderr, "signals", installed.status());
+    signals = std::move(*installed);
+  }
+  std::unique_ptr<plugin::PluginRepository> repository;
+  if (int rc = OpenRepository(&repository); rc != kExitOk) return rc;
+  const CommandContext context{repository.get(), stdout, stderr, signals.get(), std::move(options)};
+  return CloseAfter(*command, *repository, command->run(context, args));
 }
 
 }  // namespace
