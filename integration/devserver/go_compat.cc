@@ -49,6 +49,8 @@ void AppendFraction(std::string* out, uint64_t value, int digits) {
 
 }  // namespace
 
+// Long by design: a step-by-step port of Go's time.ParseDuration (overflow checks and messages
+// included), kept whole so that it reads side by side with the original.
 absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
   const absl::string_view original = text;
   bool negative = false;

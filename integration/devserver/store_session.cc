@@ -26,6 +26,8 @@ std::string Store::NewUuidLocked() {
                          high & 0xFFFF, low >> 48, low & 0xFFFFFFFFFFFFULL);
 }
 
+// Long by design: Consul's checks in Consul's order, each with Consul's message, then the
+// create; split up, the order would be harder to compare.
 absl::StatusOr<std::string> Store::CreateSession(const SessionCreateRequest& request) {
   // Validation in Consul's order (Session.Apply, then sessionCreateTxn). Consul answers all of
   // these with HTTP 500, as they come back from its RPC layer.

@@ -60,6 +60,8 @@ bool IsWriteVerb(KvVerb verb) {
   }
 }
 
+// Long by design: one case per KV verb of Consul's txn, in Consul's order and with its exact
+// messages, kept in one switch so that it reads side by side with Consul's own.
 absl::StatusOr<Store::OpResult> Store::ExecuteLocked(const KvOp& op, Mutation* m) {
   OpResult result;
   const std::string quoted = GoQuote(op.key);

@@ -191,6 +191,7 @@ static void ExpectChildren(char** children, size_t count, const char* const* wan
   for (size_t i = 0; i < count && i < n; ++i) CHECK(strcmp(children[i], want[i]) == 0);
 }
 
+/* Long by design, as main(): the repository calls in one linear script. */
 static void Exercise(struct RegistryRepository* repo) {
   struct RegistryError error = {0, NULL};
   char* value = NULL;
@@ -269,6 +270,7 @@ static void Exercise(struct RegistryRepository* repo) {
   g_api.release_value(value);
 }
 
+/* Long by design: one linear script of the C ABI, so that a failing CHECK's line names the step. */
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s PLUGIN.so CONSUL_DEV_SERVER\n", argv[0]);
