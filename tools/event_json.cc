@@ -9,42 +9,41 @@
 
 namespace registry::tools {
 
+namespace {
+
+// JSON's two-character escape of `c`, or nullptr when it has none.
+const char* ShortEscape(uint8_t c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
 bool AppendJsonString(absl::string_view bytes, std::string* out) {
   bool valid = true;
   out->push_back('"');
   for (size_t i = 0; i < bytes.size();) {
     const uint8_t c = static_cast<uint8_t>(bytes[i]);
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        ++i;
-        continue;
-      case '\\':
-        out->append("\\\\");
-        ++i;
-        continue;
-      case '\b':
-        out->append("\\b");
-        ++i;
-        continue;
-      case '\f':
-        out->append("\\f");
-        ++i;
-        continue;
-      case '\n':
-        out->append("\\n");
-        ++i;
-        continue;
-      case '\r':
-        out->append("\\r");
-        ++i;
-        continue;
-      case '\t':
-        out->append("\\t");
-        ++i;
-        continue;
-      default:
-        break;
+    if (const char* escape = ShortEscape(c); escape != nullptr) {
+      out->append(escape);
+      ++i;
+      continue;
     }
     if (c < 0x20) {
       absl::StrAppendFormat(out, "\\u%04x", c);
