@@ -1,5 +1,7 @@
 #include "consul/txn.h"
 
+#include <cstddef>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -100,35 +102,15 @@ absl::Status ParseErrors(const nlohmann::json& body, TxnResult* result) {
 }  // namespace
 
 const char* TxnVerbName(TxnVerb verb) {
-  switch (verb) {
-    case TxnVerb::kSet:
-      return "set";
-    case TxnVerb::kCas:
-      return "cas";
-    case TxnVerb::kLock:
-      return "lock";
-    case TxnVerb::kUnlock:
-      return "unlock";
-    case TxnVerb::kGet:
-      return "get";
-    case TxnVerb::kGetOrEmpty:
-      return "get-or-empty";
-    case TxnVerb::kGetTree:
-      return "get-tree";
-    case TxnVerb::kCheckIndex:
-      return "check-index";
-    case TxnVerb::kCheckSession:
-      return "check-session";
-    case TxnVerb::kCheckNotExists:
-      return "check-not-exists";
-    case TxnVerb::kDelete:
-      return "delete";
-    case TxnVerb::kDeleteTree:
-      return "delete-tree";
-    case TxnVerb::kDeleteCas:
-      return "delete-cas";
-  }
-  return "get";
+  // Indexed by TxnVerb, in its order.
+  static constexpr const char* kNames[] = {
+      "set",          "cas",         "lock",        "unlock",        "get",
+      "get-or-empty", "get-tree",    "check-index", "check-session", "check-not-exists",
+      "delete",       "delete-tree", "delete-cas"};
+  static_assert(std::size(kNames) == static_cast<size_t>(TxnVerb::kDeleteCas) + 1,
+                "a TxnVerb without a name");
+  const auto index = static_cast<size_t>(verb);
+  return index < std::size(kNames) ? kNames[index] : "get";
 }
 
 TxnOp TxnOp::Set(std::string key, std::string value, uint64_t flags) {
