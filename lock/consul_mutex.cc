@@ -24,6 +24,7 @@ namespace registry::lock {
 namespace {
 
 constexpr absl::Duration kFirstBackoff = absl::Milliseconds(50);
+
 // Failures that another attempt may cure: no server answered, a 5xx, a timeout.
 bool IsTransient(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsInternal(status) ||
