@@ -95,19 +95,14 @@ void LockCore::Shutdown() {
   }
   if (observer_id_ != 0) session_.RemoveSessionObserver(observer_id_);
   {
-    // The losses CloseAll() reported are delivered before the manager is gone. A task that
-    // destroys the manager itself does not wait for its own end.
+    // The losses CloseAll() reported are delivered before the manager is gone, unless this is
+    // itself a task (a lost or connection listener destroying the manager): tasks run one at a
+    // time, so those queued behind it run after it, on their own.
     absl::MutexLock lock(&mu_);
-    struct Args {
-      LockCore* core;
-      std::thread::id me;
-    } args{this, std::this_thread::get_id()};
-    mu_.Await(absl::Condition(
-        +[](Args* a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(a->core->mu_) {
-          return a->core->deliveries_ == 0 ||
-                 (a->core->deliveries_ == 1 && a->core->delivering_ == a->me);
-        },
-        &args));
+    if (engine_ == nullptr || !engine_->InTask()) {
+      mu_.Await(absl::Condition(
+          +[](int* deliveries) { return *deliveries == 0; }, &deliveries_));
+    }
   }
   std::map<std::string, std::shared_ptr<DistributedLock>> locks;
   {
@@ -270,17 +265,13 @@ void LockCore::Deliver(std::function<void()> task) {
   if (engine.ok()) {
     {
       absl::MutexLock lock(&mu_);
+      engine_ = *engine;
       ++deliveries_;
     }
     // The task keeps the core alive: Shutdown() may return, and the manager go, while it runs.
     if ((*engine)->Post([self = shared_from_this(), task = std::move(task)] {
-          {
-            absl::MutexLock lock(&self->mu_);
-            self->delivering_ = std::this_thread::get_id();
-          }
           task();
           absl::MutexLock lock(&self->mu_);
-          self->delivering_ = std::thread::id();
           --self->deliveries_;
         })) {
       return;

@@ -52,7 +52,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
                                                           LockManagerOptions options);
 
   // Closes every lock ("the lock manager was destroyed"), cancels requests, waits for the calls
-  // in progress to leave, then detaches from the session and stops the monitor. Idempotent.
+  // in progress to leave, detaches from the session, and waits for the tasks it handed over
+  // (unless it runs in one). Idempotent.
   void Shutdown();
 
   absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name);
@@ -107,7 +108,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   void StopWatching(watch::WatchId id);
 
   // Runs `task` off the caller's thread, in order with the other tasks (lost listeners, releases
-  // of unknown acquires); Shutdown() waits for the tasks already handed over. Dropped only when
+  // of unknown acquires); Shutdown() waits for the tasks already handed over (unless it runs in
+  // one). Dropped only when
   // the repository's watch engine is closed or cannot start (then logged).
   void Deliver(std::function<void()> task);
 
@@ -139,8 +141,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::string invalid_session_ ABSL_GUARDED_BY(mu_);            // last session the server refused
   absl::Time invalid_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   uint64_t next_hold_id_ ABSL_GUARDED_BY(mu_) = 1;
-  int deliveries_ ABSL_GUARDED_BY(mu_) = 0;          // tasks handed to the engine and not yet run
-  std::thread::id delivering_ ABSL_GUARDED_BY(mu_);  // the thread running one, if any
+  int deliveries_ ABSL_GUARDED_BY(mu_) = 0;  // tasks handed to the engine and not yet run
+  // The engine that runs them, once one was handed over (it outlives the core, as the
+  // repository does).
+  watch::WatchEngine* engine_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::map<std::string, std::shared_ptr<DistributedLock>> locks_ ABSL_GUARDED_BY(mu_);
 };
 

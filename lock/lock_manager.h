@@ -219,8 +219,10 @@ class LockManager {
   static absl::StatusOr<std::unique_ptr<LockManager>> Create(InstanceSession& session,
                                                              LockManagerOptions options = {});
 
-  // Fails waiters, reports held locks lost and waits until their lost listeners have run. Returns
-  // promptly (in-flight requests are cancelled) unless a lost listener blocks.
+  // Fails waiters, reports held locks lost and waits until their lost listeners have run — except
+  // when called from inside a lost or connection listener: those run one at a time, so the
+  // listeners then run after it returns. Returns promptly (in-flight requests are cancelled)
+  // unless a lost listener blocks.
   ~LockManager();
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;

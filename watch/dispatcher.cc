@@ -190,8 +190,22 @@ void Dispatcher::Stop() {
   for (auto& worker : to_join) {
     if (worker->thread.joinable()) worker->thread.join();
   }
+  if (tasks.empty()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    tasks_->running = true;  // for InTask(); no worker runs tasks any more
+    tasks_->runner = std::this_thread::get_id();
+  }
   RunBatch(tasks_.get(),
            {std::make_move_iterator(tasks.begin()), std::make_move_iterator(tasks.end())});
+  absl::MutexLock lock(&mu_);
+  tasks_->running = false;
+  tasks_->runner = std::thread::id();
+}
+
+bool Dispatcher::InTask() const {
+  absl::MutexLock lock(&mu_);
+  return tasks_->running && tasks_->runner == std::this_thread::get_id();
 }
 
 size_t Dispatcher::worker_count() const {

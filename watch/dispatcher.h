@@ -104,6 +104,10 @@ class Dispatcher {
   // Number of live worker threads (for tests and benchmarks).
   size_t worker_count() const;
 
+  // True when called from inside a posted task (on a worker, or run by Stop()). A task must not
+  // wait for a later task: they run one at a time.
+  bool InTask() const;
+
  private:
   // One entry of a queue: an event for the watch's listener, or a call (or posted task).
   using Work = std::variant<DataChangedEvent, std::function<void()>>;

@@ -152,6 +152,8 @@ bool IoLoop::Post(std::function<void()> task) {
   return dispatcher_ != nullptr && dispatcher_->Post(std::move(task));
 }
 
+bool IoLoop::InTask() const { return dispatcher_ != nullptr && dispatcher_->InTask(); }
+
 void IoLoop::Remove(WatchId id) {
   dispatcher_->Remove(id);  // first: from here on no callback of `id`
   {

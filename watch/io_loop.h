@@ -69,6 +69,7 @@ class IoLoop {
   absl::StatusOr<WatchId> WatchKey(std::string consul_key, KeyObserver observer,
                                    KeyWatchOptions options);
   bool Post(std::function<void()> task);
+  bool InTask() const;
   void Remove(WatchId id);
   void Close();
   size_t background_threads() const;

@@ -80,6 +80,8 @@ absl::StatusOr<WatchId> WatchEngine::WatchKey(std::string consul_key, KeyObserve
 
 bool WatchEngine::Post(std::function<void()> task) { return io_->Post(std::move(task)); }
 
+bool WatchEngine::InTask() const { return io_->InTask(); }
+
 void WatchEngine::Remove(WatchId id) { io_->Remove(id); }
 
 void WatchEngine::Close() { io_->Close(); }

@@ -149,6 +149,9 @@ class WatchEngine {
   // at Close() run before Close() returns, on the thread calling it. Returns false, without
   // running `task`, after Close().
   bool Post(std::function<void()> task);
+  // True when called from inside a task of Post(). Tasks run one at a time, so a task must never
+  // wait for a later one.
+  bool InTask() const;
 
   // Stops watch `id` and aborts its in-flight query. When it returns, the listener is not
   // running and will never be called again — except when called from inside that same

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/lock/lock_fixture.h"
@@ -113,6 +114,30 @@ TEST_F(LockTest, LossesReportedByClosingTheRepositoryAreDeliveredBeforeCloseRetu
   ASSERT_TRUE(repository->Close().ok());
   EXPECT_THAT(losses.reasons(), ElementsAre(HasSubstr("closed"), HasSubstr("closed")));
   EXPECT_TRUE(first->lost());
+  EXPECT_TRUE(first->Unlock().ok());
+  EXPECT_TRUE(second->Unlock().ok());
+}
+
+TEST_F(LockTest, AManagerDestroyedInsideALostListenerDoesNotWaitForTheListenersBehindIt) {
+  auto repository = NewRepository();
+  LockManagerOptions options;
+  options.monitor_delay = absl::InfiniteDuration();  // losses come from the session, together
+  std::unique_ptr<LockManager> manager = NewManager(*repository, options);
+  auto first = GetLock(*manager, "a-first");
+  auto second = GetLock(*manager, "b-second");
+  absl::Notification destroyed;
+  first->AddLostListener([&](const std::string&, const absl::Status&) {
+    manager.reset();  // the second lock's loss is queued behind this call
+    destroyed.Notify();
+  });
+  LossRecorder second_losses;
+  second->AddLostListener(second_losses.Listener());
+  ASSERT_TRUE(first->Lock().ok());
+  ASSERT_TRUE(second->Lock().ok());
+
+  ASSERT_TRUE(ExpireSession(HolderOf(*first)).ok());
+  ASSERT_TRUE(destroyed.WaitForNotificationWithTimeout(kPatience));
+  EXPECT_TRUE(second_losses.AwaitCount(1));
   EXPECT_TRUE(first->Unlock().ok());
   EXPECT_TRUE(second->Unlock().ok());
 }
