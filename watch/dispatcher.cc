@@ -191,16 +191,20 @@ void Dispatcher::Stop() {
     if (worker->thread.joinable()) worker->thread.join();
   }
   if (tasks.empty()) return;
+  // For InTask(). Every other worker is joined; when the caller is itself a task, its batch
+  // goes on after this returns, so its state is restored.
+  bool was_running = false;
+  std::thread::id was_runner;
   {
     absl::MutexLock lock(&mu_);
-    tasks_->running = true;  // for InTask(); no worker runs tasks any more
-    tasks_->runner = std::this_thread::get_id();
+    was_running = std::exchange(tasks_->running, true);
+    was_runner = std::exchange(tasks_->runner, std::this_thread::get_id());
   }
   RunBatch(tasks_.get(),
            {std::make_move_iterator(tasks.begin()), std::make_move_iterator(tasks.end())});
   absl::MutexLock lock(&mu_);
-  tasks_->running = false;
-  tasks_->runner = std::thread::id();
+  tasks_->running = was_running;
+  tasks_->runner = was_runner;
 }
 
 bool Dispatcher::InTask() const {
