@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "lock/acquire_loop.h"
 #include "lock/lock_core.h"
 #include "lock/remote_lock.h"
 
@@ -27,13 +28,14 @@ class ConsulMutex final : public RemoteLock {
   // The mutex called `name` (canonical, for errors) on Consul key `key`; `core` must outlive it.
   ConsulMutex(LockCore& core, std::string name, std::string key);
 
-  const std::string& fence_key() const override { return key_; }
+  const std::string& consul_key() const override { return key_; }
   absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                     absl::Time request_deadline,
                                                     absl::string_view op,
-                                                    std::string* unknown) override;
+                                                    std::string* pending_release) override;
   absl::Status Release(const RemoteHold& hold) override;
-  void ReleaseAfterUnknownAcquire(const std::string& session) override;
+  // `pending` is the session of an acquire whose answer was lost.
+  void ReleasePending(const std::string& pending) override;
 
  private:
   // One fenced release: true if it released the key, false if the key was not at hold.index.

@@ -35,7 +35,7 @@ DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string nam
 
 DistributedLock::~DistributedLock() = default;
 
-const std::string& DistributedLock::consul_key() const { return remote_->fence_key(); }
+const std::string& DistributedLock::consul_key() const { return remote_->consul_key(); }
 
 absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status& status) const {
   return registry::Prefixed(absl::StrCat(op, ": lock '", name_, "'"), status);
@@ -102,27 +102,26 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   }
 
   // Tier 2: only this thread talks to Consul for this lock until it gives tier 1 back.
-  std::string unknown;
+  std::string pending;
   absl::StatusOr<std::optional<RemoteHold>> remote =
-      remote_->Acquire(deadline, request_deadline, op, &unknown);
+      remote_->Acquire(deadline, request_deadline, op, &pending);
   const uint64_t hold = remote.ok() && remote->has_value() ? core_->NextHoldId() : 0;
   {
     absl::MutexLock lock(&mu_);
     if (!remote.ok() || !remote->has_value() || !closed_.ok()) {
       owner_ = std::thread::id();
-      if (!unknown.empty()) ReleaseInBackground(std::move(unknown));
+      if (!pending.empty()) ReleaseInBackground(std::move(pending));
       if (!remote.ok()) return remote.status();
       if (!closed_.ok()) return Prefixed(op, closed_);  // its session goes with the repository
       return false;
     }
     holds_ = 1;
-    held_session_ = (*remote)->session;
-    held_index_ = (*remote)->index;
+    held_ = **remote;
     hold_id_ = hold;
     lost_ = absl::OkStatus();
   }
   const std::string& session = (*remote)->session;
-  WatchHeldKey(hold, session);
+  WatchHeldKey(hold, **remote);
   // The session may have been lost while the acquire was in flight, before this hold existed
   // for the session observer to see.
   if (core_->IsSessionLost(session)) {
@@ -131,10 +130,10 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   return true;
 }
 
-void DistributedLock::WatchHeldKey(uint64_t hold, const std::string& session) {
+void DistributedLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
   std::weak_ptr<DistributedLock> weak = weak_from_this();
   const watch::WatchId id =
-      core_->WatchHeldKey(remote_->fence_key(), session, [weak, hold](const absl::Status& reason) {
+      core_->WatchHeldKey(remote.key, remote.session, [weak, hold](const absl::Status& reason) {
         if (auto self = weak.lock()) self->MarkLost(hold, reason);
       });
   {
@@ -148,13 +147,13 @@ void DistributedLock::WatchHeldKey(uint64_t hold, const std::string& session) {
   core_->StopWatching(id);
 }
 
-void DistributedLock::ReleaseInBackground(std::string session) {
+void DistributedLock::ReleaseInBackground(std::string pending) {
   releasing_unknown_ = true;
   std::weak_ptr<DistributedLock> weak = weak_from_this();
-  core_->Deliver([weak, session = std::move(session)] {
+  core_->Deliver([weak, pending = std::move(pending)] {
     auto self = weak.lock();
     if (self == nullptr) return;
-    self->remote_->ReleaseAfterUnknownAcquire(session);
+    self->remote_->ReleasePending(pending);
     absl::MutexLock lock(&self->mu_);
     self->releasing_unknown_ = false;
   });
@@ -172,7 +171,7 @@ absl::Status DistributedLock::Unlock() {
           absl::StrCat("Unlock: lock '", name_, "' is not held by this thread"));
     }
     if (--holds_ > 0) return absl::OkStatus();
-    remote = RemoteHold{held_session_, held_index_};
+    remote = held_;
     lost = !lost_.ok();
     key_watch = std::exchange(key_watch_, 0);
   }
@@ -185,7 +184,7 @@ absl::Status DistributedLock::Unlock() {
   }
   absl::MutexLock lock(&mu_);
   owner_ = std::thread::id();  // tier 1 last: the next local waiter may go
-  held_session_.clear();
+  held_ = RemoteHold();
   return status;
 }
 
@@ -236,7 +235,7 @@ void DistributedLock::OnSessionLost(const std::string& session_id) {
   uint64_t hold = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (holds_ == 0 || held_session_ != session_id) return;
+    if (holds_ == 0 || held_.session != session_id) return;
     hold = hold_id_;
   }
   MarkLost(hold,

@@ -23,20 +23,19 @@ namespace {
 // that the outcome is unknown.
 constexpr int kMaxFencedResends = 2;
 
-// Runs check-index(`hold` on `fence_key`) + `writes` as one txn, through the instance's
+// Runs check-index(`hold` on its fence key) + `writes` as one txn, through the instance's
 // bookkeeping of `consul_key` (and with `tree` its subtree), as Persist and Delete do: once
 // written, the keys are no longer re-created with their old values after a session loss. A lost
 // reply is resent (the check is made again, so it lands only while the hold lasts), at most
 // kMaxFencedResends times; `*unknown_before` tells whether an earlier attempt's reply was lost.
 absl::StatusOr<consul::TxnResult> RunFencedTxn(LockCore& core, const RemoteHold& hold,
-                                               const std::string& fence_key,
                                                const std::string& consul_key, bool tree,
                                                std::vector<consul::TxnOp> writes,
                                                bool* unknown_before) {
   std::vector<consul::TxnOp> ops;
   ops.reserve(writes.size() + 1);
   // The fence key still at this hold's index: held by this hold, not an earlier or later one.
-  ops.push_back(consul::TxnOp::CheckIndex(fence_key, hold.index));
+  ops.push_back(consul::TxnOp::CheckIndex(hold.key, hold.index));
   for (consul::TxnOp& write : writes) ops.push_back(std::move(write));
   absl::StatusOr<consul::TxnResult> result;
   core.session()
@@ -62,8 +61,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
                                           const std::string& consul_key, bool tree,
                                           std::vector<consul::TxnOp> writes) {
   const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
-  std::string session;
-  uint64_t index = 0;
+  RemoteHold held;
   uint64_t hold = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -75,8 +73,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
       return absl::AbortedError(
           absl::StrCat(what, ": the lock was lost (", lost_.message(), "); nothing written"));
     }
-    session = held_session_;
-    index = held_index_;
+    held = held_;
     hold = hold_id_;
   }
   if (!core_->BeginCall()) {
@@ -85,8 +82,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   }
   bool unknown_before = false;
   absl::StatusOr<consul::TxnResult> result =
-      RunFencedTxn(*core_, RemoteHold{session, index}, remote_->fence_key(), consul_key, tree,
-                   std::move(writes), &unknown_before);
+      RunFencedTxn(*core_, held, consul_key, tree, std::move(writes), &unknown_before);
   core_->EndCall();
   if (!result.ok()) {
     return Prefixed(what, result.status());
@@ -94,8 +90,8 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   if (result->committed) return absl::OkStatus();
   for (const consul::TxnError& error : result->errors) {
     if (error.op_index != 0) continue;
-    MarkLost(hold, absl::AbortedError(absl::StrCat("lock key '", remote_->fence_key(),
-                                                   "' is no longer held by session ", session)));
+    MarkLost(hold, absl::AbortedError(absl::StrCat(
+                       "lock key '", held.key, "' is no longer held by session ", held.session)));
     return absl::AbortedError(absl::StrCat(
         what, ": this instance no longer holds the lock (", error.what, "); ",
         unknown_before ? "whether an earlier attempt whose reply was lost was written is unknown"

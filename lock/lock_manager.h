@@ -60,13 +60,13 @@
 #include "absl/time/time.h"
 #include "base/listener_registry.h"
 #include "consul/txn.h"
+#include "lock/remote_lock.h"
 #include "registry/repository.h"
 #include "repository/instance_session.h"
 
 namespace registry::lock {
 
 class LockCore;
-class RemoteLock;
 
 struct LockManagerOptions {
   // A waiting Lock()/TryLock(), or an Unlock() that cannot reach Consul, gives up with
@@ -160,19 +160,19 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   // non-positive timeout). `op` names the call in errors.
   absl::StatusOr<bool> Acquire(absl::Time deadline, absl::Time request_deadline,
                                absl::string_view op);
-  // Gives tier 1 to a task of the manager (LockCore::Deliver) that releases an acquire of
-  // `session` whose outcome is unknown, then frees tier 1. The caller returns at once, so that
-  // a TryLock never outlives its deadline, and no local thread takes the lock before the key is
-  // known not to be bound to the session by that acquire.
-  void ReleaseInBackground(std::string session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A fenced transaction: check-index (the hold's) on the fence key, then `writes`, which leave
+  // Gives tier 1 to a task of the manager (LockCore::Deliver) that releases what an acquire
+  // whose outcome is unknown left pending (RemoteLock::ReleasePending), then frees tier 1. The
+  // caller returns at once, so that a TryLock never outlives its deadline, and no local thread
+  // takes the lock before Consul is known not to hold anything of that acquire.
+  void ReleaseInBackground(std::string pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A fenced transaction: check-index (the hold's) on its fence key, then `writes`, which leave
   // key `key` (Consul key `consul_key`, and with `tree` its subtree) persistent or deleted.
   absl::Status FencedWrite(absl::string_view op, absl::string_view key,
                            const std::string& consul_key, bool tree,
                            std::vector<consul::TxnOp> writes);
 
-  // Follows the lock key of hold `hold`, acquired with `session` (LockCore::WatchHeldKey).
-  void WatchHeldKey(uint64_t hold, const std::string& session);
+  // Follows the fence key of hold `hold` (LockCore::WatchHeldKey).
+  void WatchHeldKey(uint64_t hold, const RemoteHold& remote);
   // Marks hold `hold_id` lost (if it is current and not lost yet) and schedules the listeners.
   void MarkLost(uint64_t hold_id, absl::Status reason);
   // Marks the current hold lost if it was acquired with `session_id`.
@@ -198,10 +198,8 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);
-  // Tier 2: the session and the lock key's index of the current hold, and the hold's id (unique
-  // per manager).
-  std::string held_session_ ABSL_GUARDED_BY(mu_);
-  uint64_t held_index_ ABSL_GUARDED_BY(mu_) = 0;
+  // Tier 2: the current hold in Consul (remote_lock.h), and the hold's id (unique per manager).
+  RemoteHold held_ ABSL_GUARDED_BY(mu_);
   uint64_t hold_id_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t key_watch_ ABSL_GUARDED_BY(mu_) = 0;  // the current hold's key watch; 0: none
   absl::Status lost_ ABSL_GUARDED_BY(mu_);       // not OK: the current/last hold was lost, and why

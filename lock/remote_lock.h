@@ -5,12 +5,12 @@
 // is written once over this interface. Each Consul recipe implements it: the mutex today
 // (consul_mutex.h); the fair lock, the semaphore and the read/write lock next.
 //
-// A hold is fenced: it is named by the instance session and the ModifyIndex of the recipe's
-// fence key at the acquisition. A release, a resent release or a fenced write checks that
-// index, so it never acts on a later hold of the same process (fenced_write.h).
+// A hold is fenced: it is named by the instance session, the recipe's fence key of the hold, and
+// that key's ModifyIndex at the acquisition. A release, a resent release or a fenced write checks
+// that index, so it never acts on a later hold of the same process (fenced_write.cc).
 //
-// Thread safety: one call at a time, from the tier-1 owner (ReleaseAfterUnknownAcquire from the
-// task that holds tier 1 reserved); the object must outlive no LockCore it uses.
+// Thread safety: one call at a time, from the tier-1 owner (ReleasePending from the task that
+// holds tier 1 reserved); the object must not outlive the LockCore it uses.
 #ifndef LOCK_REMOTE_LOCK_H_
 #define LOCK_REMOTE_LOCK_H_
 
@@ -25,11 +25,14 @@
 
 namespace registry::lock {
 
-// A hold in Consul: the session and the fence key's ModifyIndex at its acquisition. Every hold of
-// the process uses the instance session; the index tells them apart (the key's ModifyIndex
-// changes with every acquisition and release, and with nothing else while it is held).
+// A hold in Consul: the session, the key that fences the hold (the mutex's key; the fair lock's
+// queue entry), and its ModifyIndex at the acquisition. Every hold of the process uses the
+// instance session; the index tells them apart (the key's ModifyIndex changes with every
+// acquisition and release, and with nothing else while it is held). The lock monitor follows
+// the key while the lock is held.
 struct RemoteHold {
   std::string session;
+  std::string key;
   uint64_t index = 0;
 };
 
@@ -37,26 +40,27 @@ class RemoteLock {
  public:
   virtual ~RemoteLock() = default;
 
-  // The Consul key that fences a hold, and that the lock monitor follows while it is held.
-  virtual const std::string& fence_key() const = 0;
+  // Where the lock lives in Consul: the mutex's key, the fair lock's queue prefix.
+  virtual const std::string& consul_key() const = 0;
 
   // Acquires the lock in Consul: the hold, or nullopt when `deadline` passed first (nothing is
   // then held by this call). Requests are cut at `request_deadline`; `op` names the call in
-  // errors. When it returns without a hold and `*unknown` is set, an acquire with that session
-  // may have been applied: the caller must have it released (ReleaseAfterUnknownAcquire) before
-  // tier 1 is given to anyone. Errors: the manager's closed status; Unavailable once Consul was
-  // unreachable for longer than max_unreachable; any other error naming `op`.
+  // errors. When it returns without a hold and `*pending_release` is set, a write of the call
+  // whose outcome is unknown (its answer was lost) may have left Consul state bound to the
+  // session: the caller must have it released (ReleasePending) before tier 1 is given to
+  // anyone. Errors: the manager's closed status; Unavailable once Consul was unreachable for
+  // longer than max_unreachable; any other error naming `op`.
   virtual absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                             absl::Time request_deadline,
                                                             absl::string_view op,
-                                                            std::string* unknown) = 0;
+                                                            std::string* pending_release) = 0;
 
   // Releases `hold` (fenced), retrying an unreachable Consul for at most max_unreachable. OK
   // also when the hold was no longer in Consul (lost, or its session gone).
   virtual absl::Status Release(const RemoteHold& hold) = 0;
 
-  // Best-effort release of an acquire by `session` whose outcome is unknown (see Acquire).
-  virtual void ReleaseAfterUnknownAcquire(const std::string& session) = 0;
+  // Best-effort release of what an Acquire left pending (`pending`, as it set it).
+  virtual void ReleasePending(const std::string& pending) = 0;
 };
 
 }  // namespace registry::lock
