@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
 #include "base/status_text.h"
+#include "lock/consul_fair_lock.h"
 #include "lock/consul_mutex.h"
 #include "lock/lock_name.h"
 
@@ -104,7 +105,7 @@ void LockCore::Shutdown() {
           +[](int* deliveries) { return *deliveries == 0; }, &deliveries_));
     }
   }
-  std::map<std::string, std::shared_ptr<DistributedLock>> locks;
+  std::map<std::pair<LockKind, std::string>, std::shared_ptr<DistributedLock>> locks;
   {
     absl::MutexLock lock(&mu_);
     locks.swap(locks_);  // breaks the core <-> lock cycle; callers may still hold their locks
@@ -129,17 +130,26 @@ bool LockCore::CloseAll(const absl::Status& reason) {
   return true;
 }
 
-absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name) {
+absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name,
+                                                                   LockKind kind) {
   absl::StatusOr<std::string> canonical = CanonicalLockName(name);
   if (!canonical.ok()) return canonical.status();
   absl::MutexLock lock(&mu_);
   if (!closed_.ok()) {
-    return Prefixed(absl::StrCat("GetLock '", *canonical, "'"), closed_);
+    return Prefixed(absl::StrCat(kind == LockKind::kFair ? "GetFairLock '" : "GetLock '",
+                                 *canonical, "'"),
+                    closed_);
   }
-  std::shared_ptr<DistributedLock>& slot = locks_[*canonical];
+  std::shared_ptr<DistributedLock>& slot = locks_[{kind, *canonical}];
   if (slot == nullptr) {
-    auto remote =
-        std::make_unique<ConsulMutex>(*this, *canonical, LockConsulKey(key_space_, *canonical));
+    std::unique_ptr<RemoteLock> remote;
+    if (kind == LockKind::kFair) {
+      remote = std::make_unique<ConsulFairLock>(*this, *canonical,
+                                                FairLockPrefix(key_space_, *canonical));
+    } else {
+      remote =
+          std::make_unique<ConsulMutex>(*this, *canonical, LockConsulKey(key_space_, *canonical));
+    }
     slot.reset(new DistributedLock(shared_from_this(), *canonical, std::move(remote)));
   }
   return slot;

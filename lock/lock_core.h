@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -37,6 +38,12 @@
 #include "watch/watch_engine.h"
 
 namespace registry::lock {
+
+// The Consul recipe behind a DistributedLock.
+enum class LockKind {
+  kMutex,  // consul_mutex.h
+  kFair,   // consul_fair_lock.h
+};
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
@@ -56,7 +63,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // (unless it runs in one). Idempotent.
   void Shutdown();
 
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name);
+  // The lock of `kind` named `name`: one object per kind and canonical name.
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name, LockKind kind);
 
   // --- For DistributedLock --------------------------------------------------------------------
 
@@ -145,7 +153,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // The engine that runs them, once one was handed over (it outlives the core, as the
   // repository does).
   watch::WatchEngine* engine_ ABSL_GUARDED_BY(mu_) = nullptr;
-  std::map<std::string, std::shared_ptr<DistributedLock>> locks_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<LockKind, std::string>, std::shared_ptr<DistributedLock>> locks_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace registry::lock

@@ -45,7 +45,11 @@ absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(InstanceSession
 }
 
 absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetLock(absl::string_view name) {
-  return core_->GetLock(name);
+  return core_->GetLock(name, LockKind::kMutex);
+}
+
+absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetFairLock(absl::string_view name) {
+  return core_->GetLock(name, LockKind::kFair);
 }
 
 absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& repository,

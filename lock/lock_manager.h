@@ -96,7 +96,8 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   DistributedLock& operator=(const DistributedLock&) = delete;
   ~DistributedLock();
 
-  // The canonical lock name ("a/b" for "/a/b") and its Consul key ("<ns>/lock/a/b/").
+  // The canonical lock name ("a/b" for "/a/b") and its Consul key ("<ns>/lock/a/b/"; a fair
+  // lock's queue prefix, "<ns>/fair-lock/a/b/").
   const std::string& name() const { return name_; }
   const std::string& consul_key() const;
 
@@ -229,6 +230,14 @@ class LockManager {
   // same object, for the life of the manager. No request is made. Errors: InvalidArgument for a
   // bad name; FailedPrecondition once the repository is closed.
   absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name);
+
+  // The fair lock named `name`: as GetLock, but across processes the lock goes to the
+  // contenders in the order they asked for it (FIFO), and a release wakes only the next one
+  // (consul_fair_lock.h). Its Consul keys are apart from the mutex's, so a fair lock and a mutex
+  // of the same name are two different locks. Tier 1, re-entry, deadlines, loss and fenced
+  // writes are as for the mutex; the fence key of a hold is the holder's queue entry. Errors
+  // as GetLock.
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetFairLock(absl::string_view name);
 
  private:
   explicit LockManager(std::shared_ptr<LockCore> core);

@@ -47,4 +47,8 @@ std::string LockConsulKey(const KeySpace& space, absl::string_view canonical) {
   return absl::StrCat(space.TreePrefix("/lock"), canonical, "/");
 }
 
+std::string FairLockPrefix(const KeySpace& space, absl::string_view canonical) {
+  return absl::StrCat(space.TreePrefix("/fair-lock"), canonical, "/");
+}
+
 }  // namespace registry::lock

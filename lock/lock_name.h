@@ -46,6 +46,12 @@ absl::StatusOr<std::string> CanonicalLockName(absl::string_view name);
 // The Consul key of the lock with canonical name `canonical` in `space` ("ns/lock/a/b/").
 std::string LockConsulKey(const KeySpace& space, absl::string_view canonical);
 
+// The prefix under which the fair lock with canonical name `canonical` queues its contenders
+// ("ns/fair-lock/a/b/"). Each entry is "<prefix><session>.<16 hex digits>/": a folder key again,
+// so no repository key maps to one, and exactly one segment below the prefix, so the entries of
+// the fair lock "a/b/c" (under "ns/fair-lock/a/b/c/") are never taken for those of "a/b".
+std::string FairLockPrefix(const KeySpace& space, absl::string_view canonical);
+
 }  // namespace registry::lock
 
 #endif  // LOCK_LOCK_NAME_H_

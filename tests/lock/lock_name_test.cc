@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "repository/key_space.h"
@@ -45,6 +46,15 @@ TEST(LockNameTest, NoRepositoryKeyMapsToALockKey) {
   // The repository keys closest to a lock key are different Consul keys.
   EXPECT_NE(space.ConsulKey("/lock/a"), LockConsulKey(space, "a"));
   EXPECT_NE(space.ConsulKey("/lock/a/b"), LockConsulKey(space, "a/b"));
+}
+
+TEST(LockNameTest, FairLockQueuesUnderItsOwnTreeApartFromTheMutexOfTheSameName) {
+  const KeySpace space("ns");
+  EXPECT_EQ(FairLockPrefix(space, "a/b"), "ns/fair-lock/a/b/");
+  EXPECT_FALSE(absl::StartsWith(LockConsulKey(space, "a/b"), FairLockPrefix(space, "a/b")));
+  // An entry is a folder key: no repository key maps to it.
+  const std::string entry = FairLockPrefix(space, "a") + "session.0123456789abcdef/";
+  EXPECT_EQ(space.RepositoryKey(entry), std::nullopt);
 }
 
 }  // namespace
