@@ -300,6 +300,11 @@ void Destroy(RegistryRepository* repository) noexcept {
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetFairLock(absl::string_view name) {
+  return absl::UnimplementedError(
+      absl::StrCat("this registry plugin has no fair locks (fair lock '", name, "')"));
+}
+
 int ReportStatus(const absl::Status& status, RegistryError* error) noexcept {
   const int code = static_cast<int>(status.code());
   if (status.ok()) return REGISTRY_OK;

@@ -65,6 +65,9 @@ class LockService {
   // The lock called `name`; the same canonical name gives the same lock. No request is made.
   // Errors: InvalidArgument naming a bad name; FailedPrecondition once the repository closed.
   virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetLock(absl::string_view name) = 0;
+  // The fair lock called `name` (registry_plugin.h get_fair_lock). Errors as GetLock;
+  // Unimplemented by default: the service has no fair locks.
+  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetFairLock(absl::string_view name);
 };
 
 struct PluginDescriptor {

@@ -1,7 +1,7 @@
 // plugin/abi_lock.cc
 //
-// The 1.2 entries of the C table: named locks (get_lock ... delete_if_held) over the plugin's
-// LockService / LockBackend.
+// The 1.2 and 1.3 entries of the C table: named locks (get_lock ... delete_if_held) and fair
+// locks (get_fair_lock) over the plugin's LockService / LockBackend.
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,10 +34,10 @@ absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char*
   return repository.locks.get();
 }
 
-}  // namespace
-
-int GetLock(RegistryRepository* repository, const char* name, RegistryLock** out,
-            RegistryError* error) noexcept {
+// get_lock and get_fair_lock: a handle for the lock `get` finds in the repository's service.
+int GetLockHandle(
+    RegistryRepository* repository, const char* name, RegistryLock** out, RegistryError* error,
+    absl::StatusOr<std::shared_ptr<LockBackend>> (LockService::*get)(absl::string_view)) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     *out = nullptr;
@@ -45,11 +45,23 @@ int GetLock(RegistryRepository* repository, const char* name, RegistryLock** out
     if (name == nullptr) return NullArgument("name");
     absl::StatusOr<LockService*> locks = LocksOf(*repository, name);
     if (!locks.ok()) return locks.status();
-    absl::StatusOr<std::shared_ptr<LockBackend>> backend = (*locks)->GetLock(name);
+    absl::StatusOr<std::shared_ptr<LockBackend>> backend = ((*locks)->*get)(name);
     if (!backend.ok()) return backend.status();
     *out = new RegistryLock(std::move(*backend));
     return absl::OkStatus();
   });
+}
+
+}  // namespace
+
+int GetLock(RegistryRepository* repository, const char* name, RegistryLock** out,
+            RegistryError* error) noexcept {
+  return GetLockHandle(repository, name, out, error, &LockService::GetLock);
+}
+
+int GetFairLock(RegistryRepository* repository, const char* name, RegistryLock** out,
+                RegistryError* error) noexcept {
+  return GetLockHandle(repository, name, out, error, &LockService::GetFairLock);
 }
 
 void ReleaseLock(RegistryLock* lock) noexcept {

@@ -40,12 +40,20 @@ class ConsulLockService final : public LockService {
       : manager_(std::move(manager)) {}
 
   absl::StatusOr<std::shared_ptr<LockBackend>> GetLock(absl::string_view name) override {
-    absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock = manager_->GetLock(name);
+    return Wrapped(manager_->GetLock(name));
+  }
+
+  absl::StatusOr<std::shared_ptr<LockBackend>> GetFairLock(absl::string_view name) override {
+    return Wrapped(manager_->GetFairLock(name));
+  }
+
+ private:
+  static absl::StatusOr<std::shared_ptr<LockBackend>> Wrapped(
+      absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock) {
     if (!lock.ok()) return lock.status();
     return std::make_shared<ConsulLock>(*std::move(lock));
   }
 
- private:
   const std::unique_ptr<lock::LockManager> manager_;
 };
 

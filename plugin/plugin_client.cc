@@ -219,10 +219,21 @@ void PluginRepository::RemoveDataListener(absl::string_view key) {
 
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetLock(absl::string_view name) {
   if (!SupportsLocks()) return Missing("locks", REGISTRY_PLUGIN_ABI_MINOR_LOCK);
+  return LockHandle(name, api_.get_lock);
+}
+
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetFairLock(absl::string_view name) {
+  if (!SupportsFairLocks()) return Missing("fair locks", REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK);
+  return LockHandle(name, api_.get_fair_lock);
+}
+
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::LockHandle(
+    absl::string_view name,
+    int (*get)(RegistryRepository*, const char*, RegistryLock**, RegistryError*)) {
   const std::string n(name);
   RegistryLock* lock = nullptr;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, api_.get_lock(handle_, n.c_str(), &lock, &error), &error);
+  absl::Status status = TakeStatus(api_, get(handle_, n.c_str(), &lock, &error), &error);
   if (!status.ok()) return status;
   return std::make_unique<PluginLock>(library_, api_, lock, n);
 }
@@ -236,6 +247,12 @@ bool PluginRepository::SupportsWatches() const {
 bool PluginRepository::SupportsLocks() const {
   return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_LOCK &&
          REGISTRY_PLUGIN_API_HAS(&api_, delete_if_held) && api_.get_lock != nullptr;
+}
+
+bool PluginRepository::SupportsFairLocks() const {
+  return SupportsLocks() &&
+         REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK &&
+         REGISTRY_PLUGIN_API_HAS(&api_, get_fair_lock) && api_.get_fair_lock != nullptr;
 }
 
 absl::Status PluginRepository::Close() {

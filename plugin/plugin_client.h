@@ -158,10 +158,14 @@ class PluginRepository final : public Repository {
   // The lock called `name` (see registry_plugin.h get_lock). Errors: as get_lock; Unimplemented
   // when the plugin's negotiated ABI has no locks (below 1.2) or the plugin has none.
   absl::StatusOr<std::unique_ptr<PluginLock>> GetLock(absl::string_view name);
+  // The fair lock called `name` (registry_plugin.h get_fair_lock), used as a PluginLock. Errors:
+  // as get_fair_lock; Unimplemented when the negotiated ABI has no fair locks (below 1.3).
+  absl::StatusOr<std::unique_ptr<PluginLock>> GetFairLock(absl::string_view name);
 
-  // Whether the negotiated table has the watch / lock entries.
+  // Whether the negotiated table has the watch / lock / fair lock entries.
   bool SupportsWatches() const;
   bool SupportsLocks() const;
+  bool SupportsFairLocks() const;
 
   absl::Status Close() override;
 
@@ -182,6 +186,11 @@ class PluginRepository final : public Repository {
                 static_cast<int>(DataChangedEvent::Type::kDeleted) == REGISTRY_DATA_DELETED);
 
   absl::Status Missing(const char* what, uint32_t minor) const;
+  // A PluginLock for the handle that `get` (get_lock or get_fair_lock) gives for `name`.
+  absl::StatusOr<std::unique_ptr<PluginLock>> LockHandle(absl::string_view name,
+                                                         int (*get)(RegistryRepository*,
+                                                                    const char*, RegistryLock**,
+                                                                    RegistryError*));
 
   const std::shared_ptr<const PluginLibrary> library_;
   const RegistryPluginApi& api_;  // owned by library_

@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.2). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.3). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -63,13 +63,14 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 2
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 3
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
 
 /* What each minor version added (see the sections of RegistryPluginApi). */
-#define REGISTRY_PLUGIN_ABI_MINOR_WATCH 1 /* add_data_listener, remove_data_listener */
-#define REGISTRY_PLUGIN_ABI_MINOR_LOCK 2  /* get_lock ... delete_if_held */
+#define REGISTRY_PLUGIN_ABI_MINOR_WATCH 1     /* add_data_listener, remove_data_listener */
+#define REGISTRY_PLUGIN_ABI_MINOR_LOCK 2      /* get_lock ... delete_if_held */
+#define REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK 3 /* get_fair_lock */
 
 /* The name a host passes to dlsym(). */
 #define REGISTRY_PLUGIN_INIT_SYMBOL "RegistryPluginInit"
@@ -335,16 +336,27 @@ struct RegistryPluginApi {
                          size_t value_len, struct RegistryError* error);
   int (*delete_if_held)(struct RegistryLock* lock, const char* key, struct RegistryError* error);
 
+  /* ---- 1.3: fair locks (REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK) ---- */
+
+  /* As get_lock, for the fair lock called `name`: across repositories (processes) it goes to the
+   * contenders in the order they asked for it, and a release wakes only the next one. A fair lock
+   * and a lock of the same name are two different locks. The handle is used and released with
+   * the 1.2 lock entries, with the same semantics. */
+  int (*get_fair_lock)(struct RegistryRepository* repository, const char* name,
+                       struct RegistryLock** out, struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
-/* Every entry of minor 0, 1, 2 fits in a table of at least this many bytes. */
+/* Every entry of minor 0, 1, 2, 3 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
 #define REGISTRY_PLUGIN_API_SIZE_1_1 \
   (offsetof(struct RegistryPluginApi, remove_data_listener) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_2 \
   (offsetof(struct RegistryPluginApi, delete_if_held) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_3 \
+  (offsetof(struct RegistryPluginApi, get_fair_lock) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

@@ -124,6 +124,8 @@ const std::vector<Command>& Commands() {
        "run CMD (in its own process group) while holding the distributed lock NAME, then release "
        "it; exit with CMD's status (128+N if killed by signal N; 126/127 if it cannot be run). "
        "--timeout-ms N: exit 1 if the lock is not acquired within N ms (default: wait). "
+       "--fair: the fair lock NAME instead, which waiting processes get in the order they asked "
+       "for it. "
        "SIGINT/SIGTERM are forwarded to CMD. If the lock is lost while CMD runs, CMD gets "
        "SIGTERM (SIGKILL 5 s later) and registryctl exits 3",
        1, true, &RunLock, /*runs_command_line=*/true},

@@ -40,6 +40,7 @@ inline constexpr int kExitCommandNotFound = 127;
 struct CommandOptions {
   bool initial = false;                        // watch --initial
   std::optional<absl::Duration> lock_timeout;  // lock --timeout-ms
+  bool fair_lock = false;                      // lock --fair
   std::vector<std::string> command_line;       // lock: CMD ARGS... (after "--")
 };
 

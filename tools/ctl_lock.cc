@@ -1,6 +1,7 @@
 // tools/ctl_lock.cc
 //
-// `registryctl lock NAME [--timeout-ms N] -- CMD ARGS...`: runs CMD while holding lock NAME.
+// `registryctl lock NAME [--fair] [--timeout-ms N] -- CMD ARGS...`: runs CMD while holding lock
+// NAME (with --fair, the fair lock NAME).
 //
 //  1. Acquire on the main thread, which is also the one that unlocks (locks are held per
 //     thread): one attempt, then, if it did not get the lock, "waiting for the lock" on
@@ -303,13 +304,15 @@ CommandRun RunCommandUnderLock(const CommandContext& context, const std::string&
 
 int RunLock(const CommandContext& context, const std::vector<std::string>& args) {
   const std::string& name = args[0];
-  const std::string what = absl::StrCat("lock ", name);
+  const std::string what = absl::StrCat(context.options.fair_lock ? "fair lock " : "lock ", name);
   if (context.options.command_line.empty()) {
     std::fprintf(context.err, "registryctl: %s: missing '-- CMD ARGS...' (see --help)\n",
                  what.c_str());
     return kExitError;
   }
-  absl::StatusOr<std::unique_ptr<plugin::PluginLock>> lock = context.repository->GetLock(name);
+  absl::StatusOr<std::unique_ptr<plugin::PluginLock>> lock =
+      context.options.fair_lock ? context.repository->GetFairLock(name)
+                                : context.repository->GetLock(name);
   if (!lock.ok()) return ReportError(context.err, what, lock.status());
   LostNotice lost;
   if (!lost.event().ok()) {

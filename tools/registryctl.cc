@@ -33,6 +33,9 @@ DEFINE_string(plugin_dir, "",
               "directory searched for the plugin before <registryctl dir>/../lib and "
               "$REGISTRY_PLUGIN_PATH");
 DEFINE_bool(initial, false, "watch only: report the keys that exist now as ADDED events first");
+DEFINE_bool(fair, false,
+            "lock only: take the fair lock NAME, which goes to waiting processes in the order they "
+            "asked for it (a different lock from the plain lock NAME)");
 DEFINE_int64(timeout_ms, -1,
              "lock only: give up (exit 1) if the lock is not acquired within this many "
              "milliseconds; 0 makes a single attempt. Default: wait as long as it takes");
@@ -58,6 +61,7 @@ constexpr FlagSpec kFlags[] = {
     {"plugin-dir", "plugin_dir", nullptr, false},
     {"initial", "initial", nullptr, false, /*is_bool=*/true, "watch"},
     {"timeout-ms", "timeout_ms", nullptr, false, /*is_bool=*/false, "lock"},
+    {"fair", "fair", nullptr, false, /*is_bool=*/true, "lock"},
 };
 
 int UsageError(const std::string& message) {
@@ -224,6 +228,7 @@ std::optional<int> ParseInvocation(int argc, char** argv, const Command** comman
     }
   }
   options->initial = FLAGS_initial;
+  options->fair_lock = FLAGS_fair;
   if (FlagIsSet("timeout_ms")) {
     if (FLAGS_timeout_ms < 0) {
       return UsageError(

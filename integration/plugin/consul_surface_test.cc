@@ -184,6 +184,25 @@ TEST_F(ConsulSurfaceTest, LockHeldThroughOneRepositoryKeepsAnotherWaitingUntilUn
   EXPECT_EQ(**other->Get("/schema/db/version"), "7");
 }
 
+TEST_F(ConsulSurfaceTest, FairLockThroughTheAbiQueuesApartFromTheMutexAndFencesWrites) {
+  std::unique_ptr<PluginRepository> other = NewRepository();
+  ASSERT_NE(other, nullptr);
+  absl::StatusOr<std::unique_ptr<PluginLock>> mine = repository_->GetFairLock("schema/db");
+  absl::StatusOr<std::unique_ptr<PluginLock>> theirs = other->GetFairLock("schema/db");
+  absl::StatusOr<std::unique_ptr<PluginLock>> mutex = other->GetLock("schema/db");
+  ASSERT_TRUE(mine.ok() && theirs.ok() && mutex.ok());
+  ASSERT_TRUE((*mine)->Lock().ok());
+  EXPECT_EQ((*theirs)->TryLock(absl::Milliseconds(200)).value_or(true), false);
+  EXPECT_EQ((*mutex)->TryLock(absl::ZeroDuration()).value_or(false), true);  // another lock
+  ASSERT_TRUE((*mutex)->Unlock().ok());
+  ASSERT_TRUE((*mine)->PersistIfHeld("/schema/db/version", "7").ok());
+  ASSERT_TRUE((*mine)->Unlock().ok());
+  EXPECT_EQ((*theirs)->TryLock(absl::Seconds(5)).value_or(false), true);
+  ASSERT_TRUE((*theirs)->PersistIfHeld("/schema/db/version", "8").ok());
+  ASSERT_TRUE((*theirs)->Unlock().ok());
+  EXPECT_EQ(**repository_->Get("/schema/db/version"), "8");
+}
+
 TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites) {
   absl::StatusOr<std::unique_ptr<PluginLock>> lock = repository_->GetLock("job");
   ASSERT_TRUE(lock.ok());

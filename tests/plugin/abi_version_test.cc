@@ -72,16 +72,46 @@ TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries
   EXPECT_EQ(api.get_lock, nullptr);
 }
 
-TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointTwo) {
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointThree) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
   const RegistryPluginApi& api = (*library)->api();
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 2));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_2);
-  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_2, sizeof(RegistryPluginApi));
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 3));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_3);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_3, sizeof(RegistryPluginApi));
   EXPECT_NE(api.add_data_listener, nullptr);
   EXPECT_NE(api.delete_if_held, nullptr);
+  EXPECT_NE(api.get_fair_lock, nullptr);
+}
+
+TEST(AbiVersionTest, HostSpeakingOnePointTwoGetsLocksButNoFairLocks) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir}, REGISTRY_PLUGIN_ABI_VERSION(1, 2));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->abi_version(), REGISTRY_PLUGIN_ABI_VERSION(1, 2));
+  EXPECT_EQ((*library)->api().struct_size, REGISTRY_PLUGIN_API_SIZE_1_2);
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->SupportsLocks());
+  EXPECT_FALSE((*repository)->SupportsFairLocks());
+  absl::StatusOr<std::unique_ptr<PluginLock>> fair = (*repository)->GetFairLock("l");
+  ASSERT_FALSE(fair.ok());
+  EXPECT_EQ(fair.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(fair.status().message(),
+              AllOf(HasSubstr("ABI 1.2"), HasSubstr("fair locks need 1.3")));
+}
+
+TEST(AbiVersionTest, PluginWhoseLockServiceHasNoFairLocksSaysSoByName) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir});
+  ASSERT_TRUE(library.ok()) << library.status();
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  absl::StatusOr<std::unique_ptr<PluginLock>> fair = (*repository)->GetFairLock("queue/a");
+  ASSERT_FALSE(fair.ok());
+  EXPECT_EQ(fair.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(fair.status().message(), HasSubstr("no fair locks (fair lock 'queue/a')"));
 }
 
 TEST(AbiVersionTest, HostSpeakingOnePointOneGetsWatchesButNoLocks) {
