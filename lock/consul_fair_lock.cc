@@ -1,7 +1,8 @@
 // lock/consul_fair_lock.cc
 //
 // The fair lock's rounds: register (entry + queue in one txn), wait on the predecessor's entry,
-// re-read the queue when it changed; the release deletes the entry.
+// re-read the queue when it changed, then take the owner key; the release unlocks the owner key
+// and deletes the entry in one txn.
 #include "lock/consul_fair_lock.h"
 
 #include <algorithm>
@@ -11,14 +12,15 @@
 #include <vector>
 
 #include "absl/random/random.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
 #include "consul/query.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
 #include "lock/acquire_loop.h"
+#include "lock/key_acquisition.h"
 
 namespace registry::lock {
 namespace {
@@ -27,21 +29,39 @@ namespace {
 // this many at a time (they are leftovers of attempts whose deletes were lost: rare).
 constexpr size_t kMaxStaleRemovals = 32;
 
-// One ConsulFairLock::Acquire call.
-class FairAcquisition final : public AcquireLoop {
+// What ReleasePending gets: the session of the last owner key attempt and the entry, apart.
+std::string Pending(const std::string& session, const std::string& entry) {
+  return absl::StrCat(session, "\n", entry);
+}
+
+// One ConsulFairLock::Acquire call: queue rounds until the call's entry heads the queue, then
+// the owner key's (KeyAcquisition).
+class FairAcquisition final : public KeyAcquisition {
  public:
-  FairAcquisition(LockCore& core, const std::string& name, const std::string& prefix,
-                  absl::Time deadline, absl::Time request_deadline, absl::string_view op,
-                  std::string* pending_release)
-      : AcquireLoop(core, name, deadline, request_deadline, op, pending_release),
-        prefix_(prefix) {}
+  FairAcquisition(LockCore& core, const std::string& name, const std::string& owner_key,
+                  const std::string& queue, absl::Time deadline, absl::Time request_deadline,
+                  absl::string_view op, std::string* pending_release)
+      : KeyAcquisition(core, name, owner_key, deadline, request_deadline, op, pending_release),
+        prefix_(queue) {}
 
  private:
   std::optional<AcquireResult> Round(absl::Time now) override {
+    if (heads_queue_) {
+      std::optional<AcquireResult> result = KeyAcquisition::Round(now);
+      if (result.has_value() && result->ok() && result->value().has_value()) {
+        (*result)->value().entry = entry_;
+      }
+      return result;
+    }
     if (predecessor_.has_value()) return WaitForPredecessor(now);
     if (relist_) return Relist(now);
     return Register(now);
   }
+
+  std::string PendingAfterUnknownAcquire(const std::string& session) override {
+    return Pending(session, entry_);
+  }
+  std::string PendingWithoutUnknownAcquire() override { return Pending(session_, entry_); }
 
   // Creates (or, after a lost answer, re-takes) this call's entry and reads the queue, in one
   // txn: the read sees the entry.
@@ -62,7 +82,9 @@ class FairAcquisition final : public AcquireLoop {
     if (SessionRefused(registered, session)) return AfterSessionRefused(session);
     if (!registered.ok()) {
       const absl::Status& error = registered.status();
-      if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) set_pending_release(entry_);
+      if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) {
+        set_pending_release(Pending(session_, entry_));
+      }
       return RetryAfter(error);
     }
     Reached();
@@ -71,7 +93,7 @@ class FairAcquisition final : public AcquireLoop {
           "queue entry '", entry_, "' refused: ",
           registered->errors.empty() ? "no reason given" : registered->errors[0].what))));
     }
-    set_pending_release(entry_);  // if the call ends without a hold, the entry must go
+    set_pending_release(Pending(session_, entry_));  // if the call ends without a hold
     std::vector<consul::DirEntry> listed = std::move(registered->results);
     if (!listed.empty()) listed.erase(listed.begin());  // the lock op's own answer
     return Decide(listed);
@@ -102,8 +124,8 @@ class FairAcquisition final : public AcquireLoop {
     return Decide(listed->entries);
   }
 
-  // The queue as `listed` shows it: the hold if this call's entry is first, else the entry to
-  // wait on.
+  // The queue as `listed` shows it: on to the owner key if this call's entry is first, else the
+  // entry to wait on.
   std::optional<AcquireResult> Decide(const std::vector<consul::DirEntry>& listed) {
     const std::vector<consul::DirEntry> queue = FairQueue(prefix_, listed);
     std::vector<std::string> stale;
@@ -114,8 +136,11 @@ class FairAcquisition final : public AcquireLoop {
         continue;
       }
       if (!stale.empty()) return RemoveStale(stale);
-      if (i == 0) return AcquireResult(RemoteHold{session_, entry_, entry.modify_index});
-      predecessor_ = queue[i - 1];
+      if (i == 0) {
+        heads_queue_ = true;
+      } else {
+        predecessor_ = queue[i - 1];
+      }
       return std::nullopt;
     }
     // The entry is gone (its session ended, or a recursive Delete took it): queue again, at the
@@ -138,12 +163,13 @@ class FairAcquisition final : public AcquireLoop {
     return std::nullopt;
   }
 
-  const std::string& prefix_;
+  const std::string& prefix_;  // the queue's
   absl::BitGen gen_;
   std::string session_;  // the session of entry_; "" before the first registration
   std::string entry_;    // this call's entry key
   bool relist_ = false;  // the queue must be read again
   std::optional<consul::DirEntry> predecessor_;  // the entry waited on
+  bool heads_queue_ = false;                     // entry_ is first: on to the owner key
 };
 
 }  // namespace
@@ -163,25 +189,53 @@ std::vector<consul::DirEntry> FairQueue(absl::string_view prefix,
   return queue;
 }
 
-ConsulFairLock::ConsulFairLock(LockCore& core, std::string name, std::string prefix)
-    : core_(core), name_(std::move(name)), prefix_(std::move(prefix)) {}
+ConsulFairLock::ConsulFairLock(LockCore& core, std::string name, std::string owner_key,
+                               std::string queue)
+    : core_(core),
+      name_(name),
+      queue_(std::move(queue)),
+      owner_(core, std::move(name), std::move(owner_key)) {}
 
 absl::StatusOr<std::optional<RemoteHold>> ConsulFairLock::Acquire(absl::Time deadline,
                                                                   absl::Time request_deadline,
                                                                   absl::string_view op,
                                                                   std::string* pending_release) {
-  return FairAcquisition(core_, name_, prefix_, deadline, request_deadline, op, pending_release)
+  return FairAcquisition(core_, name_, owner_.consul_key(), queue_, deadline, request_deadline, op,
+                         pending_release)
       .Run();
 }
 
+absl::Status ConsulFairLock::DeleteEntry(const std::string& entry) {
+  const consul::TxnOp remove[] = {consul::TxnOp::Delete(entry)};
+  return core_.client().Txn(remove, core_.canceller()).status();
+}
+
 absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
-  // An entry belongs to one hold only, so a plain delete is fenced by the key itself, and a
-  // resent one is harmless.
-  const consul::TxnOp release[] = {consul::TxnOp::Delete(hold.key)};
+  // One txn: the owner key unlocked (fenced by the hold's index) and the entry deleted, so the
+  // successor, woken by the delete, finds the owner key free. An entry belongs to one hold
+  // only, so its delete needs no fence, and a resent one is harmless.
+  const consul::TxnOp release[] = {consul::TxnOp::CheckIndex(hold.key, hold.index),
+                                   consul::TxnOp::Unlock(hold.key, "", hold.session),
+                                   consul::TxnOp::Delete(hold.entry)};
+  bool refused = false;
+  absl::Status released = ReleaseWithRetries(
+      core_,
+      [&]() -> absl::StatusOr<bool> {
+        ASSIGN_OR_RETURN(consul::TxnResult result, core_.client().Txn(release, core_.canceller()));
+        refused = !result.committed;
+        return true;
+      },
+      [&](const absl::Status& error) {
+        return Prefixed(absl::StrCat("Unlock: lock '", name_, "'"), error);
+      });
+  if (!released.ok() || !refused) return released;
+  // The owner key is no longer at the hold's index: the mutex's release sorts out whether it is
+  // still bound to the session; then the entry goes.
+  RETURN_IF_ERROR(owner_.Release(hold));
   return ReleaseWithRetries(
       core_,
       [&]() -> absl::StatusOr<bool> {
-        RETURN_IF_ERROR(core_.client().Txn(release, core_.canceller()).status());
+        RETURN_IF_ERROR(DeleteEntry(hold.entry));
         return true;
       },
       [&](const absl::Status& error) {
@@ -190,13 +244,19 @@ absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
 }
 
 void ConsulFairLock::ReleasePending(const std::string& pending) {
+  const size_t split = pending.find('\n');
+  if (split == std::string::npos) return;
+  const std::string session = pending.substr(0, split);
+  const std::string entry = pending.substr(split + 1);
   // A registration cut by the deadline may still be applied after the first delete, hence a
   // second one. Best effort: an entry left behind goes with the session, and the instance's
   // next acquisition of this lock removes it (FairAcquisition::RemoveStale).
-  const consul::TxnOp remove[] = {consul::TxnOp::Delete(pending)};
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!core_.client().Txn(remove, core_.canceller()).ok()) return;
-  }
+  if (!entry.empty() && DeleteEntry(entry).ok()) DeleteEntry(entry).IgnoreError();
+  if (!session.empty()) owner_.ReleasePending(session);
+}
+
+void ConsulFairLock::ForgetLostHold(const RemoteHold& hold) {
+  if (!hold.entry.empty()) DeleteEntry(hold.entry).IgnoreError();
 }
 
 }  // namespace registry::lock

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "lock/acquire_loop.h"
+#include "lock/key_acquisition.h"
 #include "lock/lock_core.h"
 #include "lock/remote_lock.h"
 

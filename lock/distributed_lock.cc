@@ -177,10 +177,15 @@ absl::Status DistributedLock::Unlock() {
   }
   core_->StopWatching(key_watch);
   absl::Status status;
-  // A lost hold has nothing to release; after close the session (or the manager) is gone.
-  if (!lost && core_->BeginCall()) {
+  // A lost hold has nothing to release (but what the recipe keeps besides its fence key); after
+  // close the session (or the manager) is gone.
+  if (core_->BeginCall()) {
     CallScope call(*core_);
-    status = remote_->Release(remote);
+    if (lost) {
+      remote_->ForgetLostHold(remote);
+    } else {
+      status = remote_->Release(remote);
+    }
   }
   absl::MutexLock lock(&mu_);
   owner_ = std::thread::id();  // tier 1 last: the next local waiter may go

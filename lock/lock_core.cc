@@ -136,16 +136,17 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_
   if (!canonical.ok()) return canonical.status();
   absl::MutexLock lock(&mu_);
   if (!closed_.ok()) {
-    return Prefixed(absl::StrCat(kind == LockKind::kFair ? "GetFairLock '" : "GetLock '",
-                                 *canonical, "'"),
-                    closed_);
+    return Prefixed(
+        absl::StrCat(kind == LockKind::kFair ? "GetFairLock '" : "GetLock '", *canonical, "'"),
+        closed_);
   }
   std::shared_ptr<DistributedLock>& slot = locks_[{kind, *canonical}];
   if (slot == nullptr) {
     std::unique_ptr<RemoteLock> remote;
     if (kind == LockKind::kFair) {
       remote = std::make_unique<ConsulFairLock>(*this, *canonical,
-                                                FairLockPrefix(key_space_, *canonical));
+                                                FairLockOwnerKey(key_space_, *canonical),
+                                                FairLockQueuePrefix(key_space_, *canonical));
     } else {
       remote =
           std::make_unique<ConsulMutex>(*this, *canonical, LockConsulKey(key_space_, *canonical));

@@ -47,8 +47,12 @@ std::string LockConsulKey(const KeySpace& space, absl::string_view canonical) {
   return absl::StrCat(space.TreePrefix("/lock"), canonical, "/");
 }
 
-std::string FairLockPrefix(const KeySpace& space, absl::string_view canonical) {
+std::string FairLockOwnerKey(const KeySpace& space, absl::string_view canonical) {
   return absl::StrCat(space.TreePrefix("/fair-lock"), canonical, "/");
+}
+
+std::string FairLockQueuePrefix(const KeySpace& space, absl::string_view canonical) {
+  return absl::StrCat(space.TreePrefix("/fair-queue"), canonical, "/");
 }
 
 }  // namespace registry::lock

@@ -46,11 +46,14 @@ absl::StatusOr<std::string> CanonicalLockName(absl::string_view name);
 // The Consul key of the lock with canonical name `canonical` in `space` ("ns/lock/a/b/").
 std::string LockConsulKey(const KeySpace& space, absl::string_view canonical);
 
-// The prefix under which the fair lock with canonical name `canonical` queues its contenders
-// ("ns/fair-lock/a/b/"). Each entry is "<prefix><session>.<16 hex digits>/": a folder key again,
-// so no repository key maps to one, and exactly one segment below the prefix, so the entries of
-// the fair lock "a/b/c" (under "ns/fair-lock/a/b/c/") are never taken for those of "a/b".
-std::string FairLockPrefix(const KeySpace& space, absl::string_view canonical);
+// The fair lock with canonical name `canonical` has two parts (consul_fair_lock.h): its owner key
+// "ns/fair-lock/a/b/", taken like a mutex's key by the head of the queue, and its queue
+// "ns/fair-queue/a/b/", whose entries are "<queue><session>.<16 hex digits>/". Both are folder
+// keys, so no repository key maps to one; each tree holds one kind of key, and an entry is
+// exactly one segment below its queue, so the entries of the fair lock "a/b/c" (under
+// "ns/fair-queue/a/b/c/") are never taken for those of "a/b".
+std::string FairLockOwnerKey(const KeySpace& space, absl::string_view canonical);
+std::string FairLockQueuePrefix(const KeySpace& space, absl::string_view canonical);
 
 }  // namespace registry::lock
 

@@ -25,15 +25,17 @@
 
 namespace registry::lock {
 
-// A hold in Consul: the session, the key that fences the hold (the mutex's key; the fair lock's
-// queue entry), and its ModifyIndex at the acquisition. Every hold of the process uses the
+// A hold in Consul: the session, the key that fences the hold (the mutex's key, the fair lock's
+// owner key), and its ModifyIndex at the acquisition. Every hold of the process uses the
 // instance session; the index tells them apart (the key's ModifyIndex changes with every
 // acquisition and release, and with nothing else while it is held). The lock monitor follows
-// the key while the lock is held.
+// the key while the lock is held. `entry` is a recipe's own key of the hold besides it (the fair
+// lock's queue entry), or "".
 struct RemoteHold {
   std::string session;
   std::string key;
   uint64_t index = 0;
+  std::string entry = "";
 };
 
 class RemoteLock {
@@ -61,6 +63,10 @@ class RemoteLock {
 
   // Best-effort release of what an Acquire left pending (`pending`, as it set it).
   virtual void ReleasePending(const std::string& pending) = 0;
+
+  // Best-effort clean-up after `hold` was lost (it is not released): what the recipe keeps in
+  // Consul for a hold besides the fence key. Nothing by default.
+  virtual void ForgetLostHold(const RemoteHold& hold) {}
 };
 
 }  // namespace registry::lock

@@ -1,19 +1,20 @@
 // integration/lock/fair_lock_test.cc
 //
 // The fair lock (LockManager::GetFairLock) against the dev server and real Consul: FIFO order
-// across instances, one waiter woken per release, a dead holder's entry freed, a TryLock that
-// gives up leaving no entry, fencing and loss.
+// across instances, one waiter woken per release, a dead holder's entry and owner key freed, a
+// TryLock that gives up leaving no entry, fencing and loss.
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "integration/devserver/store.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/devserver/store.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
 
@@ -42,9 +43,10 @@ class FairLockTest : public LockTest {
     return contender;
   }
 
-  // The entries queued for the fair lock whose prefix is `prefix`.
-  size_t QueueLength(const std::string& prefix) {
-    absl::StatusOr<consul::KvListResult> listed = raw().KvList(prefix);
+  // The entries queued for the fair lock `name`.
+  size_t QueueLength(const std::string& name) {
+    absl::StatusOr<consul::KvListResult> listed =
+        raw().KvList(absl::StrCat(RepositoryOptions().namespace_name, "/fair-queue/", name, "/"));
     EXPECT_TRUE(listed.ok()) << listed.status();
     return listed.ok() ? listed->entries.size() : 0;
   }
@@ -52,7 +54,7 @@ class FairLockTest : public LockTest {
 
 class FairLockFaultsTest : public registry::testing::DevServerOnly<FairLockTest> {};
 
-TEST_F(FairLockFaultsTest, UncontendedLockAndUnlockCostOneRegistrationAndOneDelete) {
+TEST_F(FairLockFaultsTest, UncontendedLockAndUnlockCostThreeRequests) {
   LockManagerOptions options;
   options.monitor_delay = absl::InfiniteDuration();  // only what a lock and an unlock cost
   Contender contender = NewContender("schema/db1", options);
@@ -63,18 +65,20 @@ TEST_F(FairLockFaultsTest, UncontendedLockAndUnlockCostOneRegistrationAndOneDele
     ASSERT_TRUE(contender.lock->Lock().ok());
     ASSERT_TRUE(contender.lock->Unlock().ok());
   }
-  EXPECT_EQ(Requests("txn"), 10u);
+  // A registration, the owner key and a release per cycle.
+  EXPECT_EQ(Requests("txn"), 15u);
   EXPECT_EQ(Requests("kv.get"), 0u);
   EXPECT_EQ(Requests("session.create"), 0u);
-  EXPECT_EQ(QueueLength(contender.lock->consul_key()), 0u);  // every entry went with its hold
+  EXPECT_EQ(QueueLength("schema/db1"), 0u);  // every entry went with its hold
 }
 
 TEST_F(FairLockTest, InstancesGetTheLockInTheOrderTheyQueued) {
-  Contender holder = NewContender("fifo");
+  constexpr char kName[] = "fifo";
+  Contender holder = NewContender(kName);
   ASSERT_TRUE(holder.lock->Lock().ok());
   constexpr int kWaiters = 4;
   std::vector<Contender> waiters;
-  for (int i = 0; i < kWaiters; ++i) waiters.push_back(NewContender("fifo"));
+  for (int i = 0; i < kWaiters; ++i) waiters.push_back(NewContender(kName));
   absl::Mutex mu;
   std::vector<int> order;
   std::vector<std::thread> threads;
@@ -89,8 +93,7 @@ TEST_F(FairLockTest, InstancesGetTheLockInTheOrderTheyQueued) {
       EXPECT_TRUE(waiters[i].lock->Unlock().ok());
     });
     // Queue them one after the other: waiter i is registered before waiter i + 1 starts.
-    const std::string prefix = holder.lock->consul_key();
-    ASSERT_TRUE(Eventually([&] { return QueueLength(prefix) == static_cast<size_t>(i + 2); }));
+    ASSERT_TRUE(Eventually([&] { return QueueLength(kName) == static_cast<size_t>(i + 2); }));
   }
   ASSERT_TRUE(holder.lock->Unlock().ok());
   for (std::thread& thread : threads) thread.join();
@@ -100,11 +103,12 @@ TEST_F(FairLockTest, InstancesGetTheLockInTheOrderTheyQueued) {
 TEST_F(FairLockFaultsTest, OneReleaseWakesOnlyTheNextWaiter) {
   LockManagerOptions options;
   options.monitor_delay = absl::InfiniteDuration();  // no key watch reads in the counts
-  Contender holder = NewContender("herd", options);
+  constexpr char kName[] = "herd";
+  Contender holder = NewContender(kName, options);
   ASSERT_TRUE(holder.lock->Lock().ok());
   constexpr int kWaiters = 5;
   std::vector<Contender> waiters;
-  for (int i = 0; i < kWaiters; ++i) waiters.push_back(NewContender("herd", options));
+  for (int i = 0; i < kWaiters; ++i) waiters.push_back(NewContender(kName, options));
   std::vector<std::thread> threads;
   absl::Notification first_holds;
   absl::Notification let_go;
@@ -118,17 +122,16 @@ TEST_F(FairLockFaultsTest, OneReleaseWakesOnlyTheNextWaiter) {
       }
       EXPECT_TRUE(waiters[i].lock->Unlock().ok());
     });
-    const std::string prefix = holder.lock->consul_key();
-    ASSERT_TRUE(Eventually([&] { return QueueLength(prefix) == static_cast<size_t>(i + 2); }));
+    ASSERT_TRUE(Eventually([&] { return QueueLength(kName) == static_cast<size_t>(i + 2); }));
   }
   // Every waiter is parked in a blocking read of its predecessor's entry.
   ASSERT_TRUE(Eventually([&] { return server().store().watch_count() >= size_t{kWaiters}; }));
   server().ResetRequestCounts();
   ASSERT_TRUE(holder.lock->Unlock().ok());
   ASSERT_TRUE(first_holds.WaitForNotificationWithTimeout(kPatience));
-  // The release (1 txn) woke waiter 0 alone: its queue read (1 get) made it the holder. The
-  // other waiters made no request.
-  EXPECT_EQ(Requests("txn"), 1u);
+  // The release (1 txn) woke waiter 0 alone: its queue read (1 get) put it at the head, and it
+  // took the owner key (1 txn). The other waiters made no request.
+  EXPECT_EQ(Requests("txn"), 2u);
   EXPECT_EQ(Requests("kv.get"), 1u);
   let_go.Notify();
   for (std::thread& thread : threads) thread.join();
@@ -138,12 +141,12 @@ TEST_F(FairLockTest, TheEntryOfAHolderWhoseSessionEndedGoesAndTheNextWaiterProce
   Contender holder = NewContender("dead-holder");
   Contender waiter = NewContender("dead-holder");
   ASSERT_TRUE(holder.lock->Lock().ok());
-  absl::StatusOr<consul::KvListResult> queue = raw().KvList(holder.lock->consul_key());
-  ASSERT_TRUE(queue.ok() && queue->entries.size() == 1) << queue.status();
-  const std::string holder_session = queue->entries[0].session;
+  const std::string holder_session = HolderOf(*holder.lock);
+  ASSERT_FALSE(holder_session.empty());
   std::thread destroy([&] {
-    // The holder's instance dies: Consul ends its session and deletes its entry.
-    ASSERT_TRUE(Eventually([&] { return QueueLength(holder.lock->consul_key()) == 2; }));
+    // The holder's instance dies: Consul ends its session and deletes its entry and the owner
+    // key; the waiter gets the lock after the lock-delay.
+    ASSERT_TRUE(Eventually([&] { return QueueLength("dead-holder") == 2; }));
     EXPECT_TRUE(raw().DestroySession(holder_session).ok());
   });
   absl::StatusOr<bool> acquired = waiter.lock->TryLock(kPatience);
@@ -162,7 +165,7 @@ TEST_F(FairLockTest, TryLockThatGivesUpLeavesNoEntryBehind) {
   ASSERT_TRUE(acquired.ok()) << acquired.status();
   EXPECT_FALSE(*acquired);
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
-  EXPECT_TRUE(Eventually([&] { return QueueLength(holder.lock->consul_key()) == 1; }));
+  EXPECT_TRUE(Eventually([&] { return QueueLength("give-up") == 1; }));
   ASSERT_TRUE(holder.lock->Unlock().ok());
   // And the waiter's next try is not stuck behind an entry of its own.
   acquired = waiter.lock->TryLock(kPatience);
@@ -170,7 +173,7 @@ TEST_F(FairLockTest, TryLockThatGivesUpLeavesNoEntryBehind) {
   EXPECT_TRUE(waiter.lock->Unlock().ok());
 }
 
-TEST_F(FairLockTest, FencedWritesLandWhileHeldAndAHoldWhoseEntryIsDeletedIsLost) {
+TEST_F(FairLockTest, FencedWritesLandWhileHeldAndAHoldWhoseOwnerKeyIsDeletedIsLost) {
   Contender contender = NewContender("fenced");
   LossRecorder losses;
   contender.lock->AddLostListener(losses.Listener());
@@ -179,8 +182,7 @@ TEST_F(FairLockTest, FencedWritesLandWhileHeldAndAHoldWhoseEntryIsDeletedIsLost)
   EXPECT_EQ(contender.repository->Get("/metadata/v").value(), "1");
   // Someone deletes the queue: the key watch of the hold reports it lost, and Consul refuses
   // further fenced writes.
-  absl::StatusOr<bool> deleted =
-      raw().KvDelete(contender.lock->consul_key(), {.recurse = true});
+  absl::StatusOr<bool> deleted = raw().KvDelete(contender.lock->consul_key(), {.recurse = true});
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   ASSERT_TRUE(losses.AwaitCount(1));
   EXPECT_THAT(losses.reasons()[0], HasSubstr("was deleted"));
@@ -188,7 +190,9 @@ TEST_F(FairLockTest, FencedWritesLandWhileHeldAndAHoldWhoseEntryIsDeletedIsLost)
   absl::Status refused = PersistIfHeld(*contender.lock, "/metadata/v", "2");
   EXPECT_TRUE(absl::IsAborted(refused)) << refused;
   EXPECT_EQ(contender.repository->Get("/metadata/v").value(), "1");
+  EXPECT_EQ(QueueLength("fenced"), 1u);
   EXPECT_TRUE(contender.lock->Unlock().ok());
+  EXPECT_EQ(QueueLength("fenced"), 0u);  // the lost hold's entry no longer blocks the queue
 }
 
 TEST_F(FairLockTest, AFairLockAndAMutexOfTheSameNameAreDifferentLocks) {

@@ -6,8 +6,8 @@
 // the lock holder's session); on a real Consul server, killed and restarted every few seconds. Each
 // critical section (critical_section.sh) increments a counter non-atomically with `registryctl get`
 // / `registryctl put` and logs its steps with timestamps; section_log.h turns the evidence into the
-// checks. The numbers are printed at the end. The section_log tests below pin the checks themselves
-// on hand-made evidence.
+// checks. The numbers are printed at the end. section_log_test.cc pins the checks themselves on
+// hand-made evidence. The same harness runs the fair lock (`registryctl lock --fair`).
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -85,20 +85,26 @@ std::optional<std::pair<std::string, int64_t>> RunningSection(const std::string&
   return latest;
 }
 
+// The session holding the lock (the fair lock with `fair`): its key's (the fair lock's owner
+// key's). "" if none.
+std::string HolderSession(const std::string& address, bool fair) {
+  return KeySession(address,
+                    absl::StrCat(kNamespace, fair ? "/fair-lock/" : "/lock/", kLockName, "/"))
+      .value_or("");
+}
+
 // Waits (at most 5 s) until a long section has run for kExpireAfter, then expires the session
 // holding the lock. Returns true iff a session was expired.
-bool ExpireALongHolder(const std::string& address, const std::string& log,
+bool ExpireALongHolder(const std::string& address, const std::string& log, bool fair,
                        absl::Notification& done) {
-  const std::string lock_key = absl::StrCat(kNamespace, "/lock/", kLockName, "/");
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
   while (absl::Now() < deadline) {
     std::optional<std::pair<std::string, int64_t>> running = RunningSection(log);
     if (running.has_value() &&
         (absl::EndsWith(running->first, "L") || absl::EndsWith(running->first, "W")) &&
         NowNs() - running->second >= absl::ToInt64Nanoseconds(kExpireAfter)) {
-      absl::StatusOr<std::string> session = KeySession(address, lock_key);
-      return session.ok() && !session->empty() &&
-             DevControl(address, "/v1/_dev/session/expire/" + *session).ok();
+      const std::string session = HolderSession(address, fair);
+      return !session.empty() && DevControl(address, "/v1/_dev/session/expire/" + session).ok();
     }
     // Polls the log: the fault schedule is paced, no result depends on this interval.
     if (done.WaitForNotificationWithTimeout(absl::Milliseconds(20))) return false;
@@ -107,7 +113,7 @@ bool ExpireALongHolder(const std::string& address, const std::string& log,
 }
 
 // Injects one fault per kFaultPeriod, in rotation, until `done` is notified.
-FaultCounts InjectFaults(const std::string& address, const std::string& log,
+FaultCounts InjectFaults(const std::string& address, const std::string& log, bool fair,
                          absl::Notification& done) {
   FaultCounts counts;
   for (int step = 0; !done.WaitForNotificationWithTimeout(kFaultPeriod); ++step) {
@@ -132,7 +138,7 @@ FaultCounts InjectFaults(const std::string& address, const std::string& log,
         if (status.ok()) ++counts.drop_alls;
         break;
       case 4:
-        if (ExpireALongHolder(address, log, done)) ++counts.expiries;
+        if (ExpireALongHolder(address, log, fair, done)) ++counts.expiries;
         break;
     }
     EXPECT_TRUE(status.ok()) << status;
@@ -153,14 +159,16 @@ struct HarnessOutcome {
 // one was told of its loss first, and a counter that lost no increment. `label` names the run.
 // Session TTL and request timeout of the workers: short by default, so that faults lose
 // sessions quickly; a run that must ride through outages longer than that sets longer ones.
-struct HarnessTimes {
+// `fair`: the workers take the fair lock.
+struct HarnessOptions {
   int ttl_seconds = 2;
   int request_timeout_ms = 3000;
+  bool fair = false;
 };
 
 HarnessOutcome RunHarness(const std::string& label, const std::string& address,
                           const std::function<std::string(absl::Notification&)>& inject_faults,
-                          HarnessTimes times = {}) {
+                          HarnessOptions times = {}) {
   const std::string dir = ProcessTempDir();
   const std::string log = absl::StrCat(dir, "/lock_safety.log");
   const std::string config = absl::StrCat(dir, "/lock_safety.yaml");
@@ -198,11 +206,12 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
         const bool long_after = i % 5 == 1;
         const std::string tag =
             absl::StrCat("w", w, "i", i, long_before ? "L" : "", long_after ? "W" : "");
-        RunResult run = RunProcess(
-            {REGISTRYCTL_BIN, "--config=" + config, "lock", kLockName, "--timeout-ms=30000", "--",
-             "/bin/sh", REGISTRY_CRITICAL_SECTION, log, REGISTRYCTL_BIN, config, tag,
-             long_before ? kLongPause : kShortPause, long_after ? kLongPause : kNoPause},
-            absl::Seconds(60));
+        RunResult run =
+            RunProcess({REGISTRYCTL_BIN, "--config=" + config, "lock", kLockName,
+                        "--timeout-ms=30000", times.fair ? "--fair" : "--fair=false", "--",
+                        "/bin/sh", REGISTRY_CRITICAL_SECTION, log, REGISTRYCTL_BIN, config, tag,
+                        long_before ? kLongPause : kShortPause, long_after ? kLongPause : kNoPause},
+                       absl::Seconds(60));
         absl::MutexLock lock(&mu);
         Section& s = sections[tag];
         s.tag = tag;
@@ -294,11 +303,31 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncremen
   FaultCounts faults;
   const HarnessOutcome outcome =
       RunHarness("dev server faults", server->address, [&](absl::Notification& done) {
-        faults = InjectFaults(server->address, ProcessTempDir() + "/lock_safety.log", done);
+        faults = InjectFaults(server->address, ProcessTempDir() + "/lock_safety.log",
+                              /*fair=*/false, done);
         return absl::StrCat(faults.latency, " latency spells, ", faults.fail_bursts,
                             " 500-bursts, ", faults.drops, " drop bursts, ", faults.drop_alls,
                             " drop-alls, ", faults.expiries, " holder sessions expired");
       });
+  EXPECT_GE(faults.expiries, 1);
+  EXPECT_GE(outcome.lost, 1) << "an expired session during a long section must be reported lost";
+}
+
+TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheFairLockAndLoseNoIncrement) {
+  absl::StatusOr<DevServerProcess> server =
+      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  FaultCounts faults;
+  const HarnessOutcome outcome = RunHarness(
+      "dev server faults, fair lock", server->address,
+      [&](absl::Notification& done) {
+        faults = InjectFaults(server->address, ProcessTempDir() + "/lock_safety.log",
+                              /*fair=*/true, done);
+        return absl::StrCat(faults.latency, " latency spells, ", faults.fail_bursts,
+                            " 500-bursts, ", faults.drops, " drop bursts, ", faults.drop_alls,
+                            " drop-alls, ", faults.expiries, " holder sessions expired");
+      },
+      HarnessOptions{.fair = true});
   EXPECT_GE(faults.expiries, 1);
   EXPECT_GE(outcome.lost, 1) << "an expired session during a long section must be reported lost";
 }
@@ -343,7 +372,7 @@ TEST(LockSafetyTest, EightProcessesAcrossLeaderKillsOfARealClusterNeverShareTheL
       // A lock waits at most a TTL for Consul and a call retries for its request
       // timeout: both longer than an election (about 3 s), as in production (30 s and
       // 10 s by default).
-      HarnessTimes{.ttl_seconds = 10, .request_timeout_ms = 10000});
+      HarnessOptions{.ttl_seconds = 10, .request_timeout_ms = 10000});
   // Every election is shorter than both: no iteration may fail.
   EXPECT_EQ(outcome.succeeded, kWorkers * kIterations);
   if (::testing::Test::HasFailure()) (*cluster)->KeepFilesAndPrintLogs();
@@ -379,65 +408,6 @@ TEST(LockSafetyTest, EightProcessesThroughAVaryingDelayToARealServerNeverShareTh
                return absl::StrCat(spells, " delay spells of 10 ms to 700 ms each way");
              });
   if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
-}
-
-// ---- The checks, on hand-made evidence. ----
-
-Section Ran(std::string tag, int exit_code, int64_t start, int64_t end, int64_t read) {
-  Section s;
-  s.tag = std::move(tag);
-  s.exit_code = exit_code;
-  s.start = start;
-  s.end = end;
-  s.process_end_ns = end + 1;
-  s.read_value = read;
-  s.put_value = read + 1;
-  s.wrote_value = read + 1;
-  return s;
-}
-
-TEST(SectionLogTest, OverlapOfTwoHoldersThatKeptTheLockIsNotAllowed) {
-  std::vector<Overlap> overlaps =
-      FindOverlaps({Ran("a", 0, 100, 200, 0), Ran("b", 0, 150, 300, 1)});
-  ASSERT_EQ(overlaps.size(), 1u);
-  EXPECT_FALSE(overlaps[0].allowed);
-  EXPECT_EQ(overlaps[0].overlap_ns, 50);
-}
-
-TEST(SectionLogTest, OverlapIsAllowedOnlyAfterTheLostHolderWasTold) {
-  Section told = Ran("a", kExitLockLost, 100, 200, 0);  // went on until 200 after SIGTERM at 140
-  told.term = 140;
-  EXPECT_TRUE(FindOverlaps({told, Ran("b", 0, 150, 300, 0)}).at(0).allowed);
-  EXPECT_FALSE(FindOverlaps({told, Ran("c", 0, 130, 300, 0)}).at(0).allowed)
-      << "started before the lost holder was told";
-}
-
-TEST(SectionLogTest, CounterReplayFlagsAReadOfAValueNoOneLeft) {
-  const std::vector<Section> sections = {Ran("a", 0, 100, 200, 0), Ran("b", 0, 300, 400, 0)};
-  CounterCheck check = CheckCounter(sections, FindOverlaps(sections));
-  ASSERT_EQ(check.errors.size(), 1u);
-  EXPECT_THAT(check.errors[0], ::testing::HasSubstr("b read 0"));
-}
-
-TEST(SectionLogTest, WriteOfUnknownOutcomeWidensTheFinalRangeByOne) {
-  Section killed = Ran("a", kExitLockLost, 100, 200, 0);
-  killed.wrote_value.reset();
-  const std::vector<Section> sections = {killed};
-  CounterCheck check = CheckCounter(sections, {});
-  EXPECT_EQ(check.min_final, 0);
-  EXPECT_EQ(check.max_final, 1);
-  EXPECT_EQ(check.unknown_writes, 1);
-}
-
-TEST(SectionLogTest, LogLinesAreMatchedToTheirSectionsAndMalformedOnesNamed) {
-  std::map<std::string, Section> sections;
-  sections["w0i0"].tag = "w0i0";
-  ASSERT_TRUE(
-      ApplyLog("start 5 w0i0\nread 6 w0i0 41\nwrote 7 w0i0 42\nend 8 w0i0\n", &sections).ok());
-  EXPECT_EQ(sections["w0i0"].read_value, 41);
-  EXPECT_EQ(sections["w0i0"].end, 8);
-  absl::Status bad = ApplyLog("start 9 nobody\n", &sections);
-  EXPECT_THAT(bad.message(), ::testing::HasSubstr("'start 9 nobody'"));
 }
 
 }  // namespace

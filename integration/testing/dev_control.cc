@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -115,6 +116,28 @@ absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_
     return absl::InternalError(absl::StrCat("GET ", url, ": ", reply->status, " ", reply->body));
   }
   return entries[0].value("Session", std::string());
+}
+
+absl::StatusOr<std::vector<ListedKey>> ListPrefix(const std::string& address,
+                                                  absl::string_view prefix,
+                                                  const std::string& token) {
+  const std::string url = absl::StrCat("http://", address, "/v1/kv/", prefix, "?recurse");
+  absl::StatusOr<HttpReply> reply = HttpCall("GET", url, absl::Seconds(5), "", token);
+  if (!reply.ok()) return reply.status();
+  std::vector<ListedKey> keys;
+  if (reply->status == 404) return keys;
+  nlohmann::json entries = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  if (reply->status != 200 || !entries.is_array()) {
+    return absl::InternalError(absl::StrCat("GET ", url, ": ", reply->status, " ", reply->body));
+  }
+  for (const nlohmann::json& entry : entries) {
+    if (!entry.is_object()) continue;
+    keys.push_back({entry.value("Key", std::string()), entry.value("Session", std::string()),
+                    entry.value("CreateIndex", uint64_t{0})});
+  }
+  std::sort(keys.begin(), keys.end(),
+            [](const ListedKey& a, const ListedKey& b) { return a.create_index < b.create_index; });
+  return keys;
 }
 
 }  // namespace registry::integration

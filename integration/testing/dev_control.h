@@ -7,6 +7,7 @@
 #ifndef INTEGRATION_TESTING_DEV_CONTROL_H_
 #define INTEGRATION_TESTING_DEV_CONTROL_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -54,6 +55,19 @@ absl::Status DevControl(const std::string& address, absl::string_view path);
 // reply.
 absl::StatusOr<std::string> KeySession(const std::string& address, absl::string_view consul_key,
                                        const std::string& token = "");
+
+// A key as a recursive listing shows it.
+struct ListedKey {
+  std::string key;
+  std::string session;  // "" when not held
+  uint64_t create_index = 0;
+};
+
+// The keys under Consul prefix `prefix` (GET ?recurse; none if absent), in the order Consul
+// created them; read with `token` when not empty. Errors: as KeySession.
+absl::StatusOr<std::vector<ListedKey>> ListPrefix(const std::string& address,
+                                                  absl::string_view prefix,
+                                                  const std::string& token = "");
 
 }  // namespace registry::integration
 

@@ -2,7 +2,8 @@
 //
 // The request sequence of the fair lock (lock/consul_fair_lock.h) against a strict gmock
 // transport: registration and queue read in one txn, a wait on the predecessor only, re-reads
-// when it goes, and the removal of an entry whose call gave up.
+// when it goes, the owner key taken by the head, one release txn, and the removal of an entry
+// whose call gave up.
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,12 +24,14 @@ using ::testing::InSequence;
 using ::testing::Invoke;
 using ::testing::Return;
 
-constexpr char kPrefix[] = "ns/fair-lock/a/";
+constexpr char kPrefix[] = "ns/fair-queue/a/";
+constexpr char kOwner[] = "ns/fair-lock/a/";
 
 nlohmann::json EntryJson(const std::string& key, const std::string& session, uint64_t create,
                          uint64_t modify) {
-  nlohmann::json entry = {{"LockIndex", 1},   {"Key", key},             {"Flags", 0},
-                          {"Value", nullptr}, {"CreateIndex", create}, {"ModifyIndex", modify}};
+  nlohmann::json entry = {
+      {"LockIndex", 1},        {"Key", key},           {"Flags", 0}, {"Value", nullptr},
+      {"CreateIndex", create}, {"ModifyIndex", modify}};
   if (!session.empty()) entry["Session"] = session;
   return entry;
 }
@@ -48,12 +51,41 @@ MATCHER_P(IsDeleteOf, key, "") {
   return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "delete" &&
          ops[0]["KV"]["Key"] == key;
 }
+bool IsEntryOfS1(const nlohmann::json& key) {
+  return key.is_string() && absl::StartsWith(key.get<std::string>(), std::string(kPrefix) + "s1.");
+}
 // A delete of an entry of session "s1".
 MATCHER(IsOwnDelete, "") {
   const nlohmann::json ops = TxnOps(arg);
   return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "delete" &&
-         absl::StartsWith(ops[0]["KV"]["Key"].get<std::string>(), std::string(kPrefix) + "s1.");
+         IsEntryOfS1(ops[0]["KV"]["Key"]);
 }
+// The head of the queue takes the owner key: a txn "lock" of it with "s1".
+MATCHER(IsOwnerLock, "") {
+  const nlohmann::json ops = TxnOps(arg);
+  return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "lock" &&
+         ops[0]["KV"]["Key"] == kOwner && ops[0]["KV"]["Session"] == "s1";
+}
+// The release: check-index + unlock of the owner key, delete of the entry, in one txn.
+MATCHER(IsFairRelease, "") {
+  const nlohmann::json ops = TxnOps(arg);
+  return ops.is_array() && ops.size() == 3 && ops[0]["KV"]["Verb"] == "check-index" &&
+         ops[0]["KV"]["Key"] == kOwner && ops[1]["KV"]["Verb"] == "unlock" &&
+         ops[1]["KV"]["Key"] == kOwner && ops[2]["KV"]["Verb"] == "delete" &&
+         IsEntryOfS1(ops[2]["KV"]["Key"]);
+}
+MATCHER(IsOwnerRead, "") {
+  return arg.method == HttpMethod::kGet && arg.path == std::string("/v1/kv/") + kOwner &&
+         arg.FindParam("index") == nullptr;
+}
+
+// The owner key's answer to IsOwnerLock: taken, at ModifyIndex 9.
+HttpResponse OwnerTaken() {
+  nlohmann::json entry = EntryJson(kOwner, "s1", 1, 9);
+  return Response(200,
+                  nlohmann::json({{"Results", {{{"KV", entry}}}}, {"Errors", nullptr}}).dump());
+}
+HttpResponse TxnOk() { return Response(200, R"({"Results":[],"Errors":null})"); }
 MATCHER_P2(IsBlockingReadOf, key, index, "") {
   const std::string* sent = arg.FindParam("index");
   return arg.method == HttpMethod::kGet && arg.path == "/v1/kv/" + std::string(key) &&
@@ -101,18 +133,18 @@ class FairLockTest : public LockManagerTest {
 const std::string kOther1 = std::string(kPrefix) + "other1.0000000000000001/";
 const std::string kOther2 = std::string(kPrefix) + "other2.0000000000000002/";
 
-TEST_F(FairLockTest, UncontendedCycleIsOneRegistrationAndOneDelete) {
+TEST_F(FairLockTest, UncontendedCycleIsARegistrationTheOwnerKeyAndOneRelease) {
   auto manager = NewManager();
   auto lock = FairA(*manager);
   {
     InSequence sequence;
     EXPECT_CALL(*transport_, Execute(IsRegistration("s1"), _)).WillOnce(Invoke(Registered({}, 5)));
-    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsOwnerLock(), _)).WillOnce(Return(OwnerTaken()));
+    EXPECT_CALL(*transport_, Execute(IsFairRelease(), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_TRUE(lock->IsHeldByCurrentThread());
-  EXPECT_EQ(lock->consul_key(), kPrefix);
+  EXPECT_EQ(lock->consul_key(), kOwner);
   ASSERT_TRUE(lock->Unlock().ok());
   EXPECT_TRUE(absl::StartsWith(entry_, std::string(kPrefix) + "s1."));
   EXPECT_TRUE(absl::EndsWith(entry_, "/"));
@@ -125,8 +157,8 @@ TEST_F(FairLockTest, WaiterBlocksOnItsPredecessorOnlyAndReReadsTheQueueWhenItGoe
     InSequence sequence;
     // Queue: other1, other2, us. Only other2, the predecessor, is waited on.
     EXPECT_CALL(*transport_, Execute(IsRegistration("s1"), _))
-        .WillOnce(Invoke(Registered(
-            {EntryJson(kOther1, "o1", 3, 3), EntryJson(kOther2, "o2", 4, 4)}, 5)));
+        .WillOnce(Invoke(
+            Registered({EntryJson(kOther1, "o1", 3, 3), EntryJson(kOther2, "o2", 4, 4)}, 5)));
     EXPECT_CALL(*transport_, Execute(IsBlockingReadOf(kOther2, "4"), _))
         .WillOnce(Return(ReadResponse(404, "", 6)));  // other2 gave up
     // other1 still holds: wait on it now.
@@ -138,8 +170,8 @@ TEST_F(FairLockTest, WaiterBlocksOnItsPredecessorOnlyAndReReadsTheQueueWhenItGoe
     EXPECT_CALL(*transport_, Execute(IsQueueRead(), _)).WillOnce(Invoke([&](auto&&...) {
       return Listing({}, 5, 7);
     }));
-    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsOwnerLock(), _)).WillOnce(Return(OwnerTaken()));
+    EXPECT_CALL(*transport_, Execute(IsFairRelease(), _)).WillOnce(Return(TxnOk()));
   }
   absl::StatusOr<bool> acquired = lock->TryLock(absl::Seconds(5));
   ASSERT_TRUE(acquired.ok()) << acquired.status();
@@ -155,12 +187,14 @@ TEST_F(FairLockTest, TryLockThatGivesUpRemovesItsEntry) {
     InSequence sequence;
     EXPECT_CALL(*transport_, Execute(IsRegistration("s1"), _))
         .WillOnce(Invoke(Registered({EntryJson(kOther1, "o1", 3, 3)}, 5)));
-    // Deleted twice: a registration cut by a deadline may still land after the first.
-    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")))
+    // Deleted twice: a registration cut by a deadline may still land after the first. Then
+    // two looks at the owner key, which an acquire cut the same way could have bound.
+    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _)).Times(2).WillRepeatedly(Return(TxnOk()));
+    EXPECT_CALL(*transport_, Execute(IsOwnerRead(), _))
+        .WillOnce(Return(ReadResponse(404, "", 9)))
         .WillOnce(Invoke([&](auto&&...) {
           removed.Notify();
-          return Response(200, R"({"Results":[],"Errors":null})");
+          return ReadResponse(404, "", 9);
         }));
   }
   absl::StatusOr<bool> acquired = lock->TryLock(absl::ZeroDuration());
@@ -177,13 +211,12 @@ TEST_F(FairLockTest, EntriesOfItsOwnSessionAheadOfItAreRemovedNotWaitedOn) {
     InSequence sequence;
     EXPECT_CALL(*transport_, Execute(IsRegistration("s1"), _))
         .WillOnce(Invoke(Registered({EntryJson(stale, "s1", 2, 2)}, 5)));
-    EXPECT_CALL(*transport_, Execute(IsDeleteOf(stale), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsDeleteOf(stale), _)).WillOnce(Return(TxnOk()));
     EXPECT_CALL(*transport_, Execute(IsQueueRead(), _)).WillOnce(Invoke([&](auto&&...) {
       return Listing({}, 5, 6);
     }));
-    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsOwnerLock(), _)).WillOnce(Return(OwnerTaken()));
+    EXPECT_CALL(*transport_, Execute(IsFairRelease(), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_TRUE(lock->Unlock().ok());
@@ -205,11 +238,28 @@ TEST_F(FairLockTest, AnEntryThatVanishedIsReplacedByANewOneAtTheBack) {
       return Listing({}, 0, 7);
     }));
     EXPECT_CALL(*transport_, Execute(IsRegistration("s1"), _)).WillOnce(Invoke(Registered({}, 8)));
-    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsOwnerLock(), _)).WillOnce(Return(OwnerTaken()));
+    EXPECT_CALL(*transport_, Execute(IsFairRelease(), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_NE(entry_, first_entry);
+  EXPECT_TRUE(lock->Unlock().ok());
+}
+
+TEST_F(FairLockTest, ALostHoldStillTakesItsEntryOutOfTheQueue) {
+  auto manager = NewManager();
+  auto lock = FairA(*manager);
+  {
+    InSequence sequence;
+    EXPECT_CALL(*transport_, Execute(IsRegistration("s1"), _)).WillOnce(Invoke(Registered({}, 5)));
+    EXPECT_CALL(*transport_, Execute(IsOwnerLock(), _)).WillOnce(Return(OwnerTaken()));
+    // No release of the owner key (the hold was lost), but the entry must not keep the next
+    // contender waiting while this instance's session lives on.
+    EXPECT_CALL(*transport_, Execute(IsOwnDelete(), _)).WillOnce(Return(TxnOk()));
+  }
+  ASSERT_TRUE(lock->Lock().ok());
+  session_->Fire(InstanceSession::EventKind::kLost, "s1");
+  EXPECT_TRUE(lock->lost());
   EXPECT_TRUE(lock->Unlock().ok());
 }
 
@@ -223,11 +273,11 @@ TEST(FairQueueTest, KeepsBoundEntriesOneSegmentBelowThePrefixInCreationOrder) {
     return e;
   };
   const std::vector<consul::DirEntry> listed = {
-      entry("ns/fair-lock/a/s2.2/", "s2", 9),     // second
-      entry("ns/fair-lock/a/s1.1/", "s1", 4),     // first
-      entry("ns/fair-lock/a/b/s3.3/", "s3", 1),   // the fair lock "a/b"'s entry
-      entry("ns/fair-lock/a/s4.4/", "", 2),       // not bound to a session
-      entry("ns/fair-lock/a/s5.5", "s5", 3),      // not a folder key
+      entry("ns/fair-lock/a/s2.2/", "s2", 9),    // second
+      entry("ns/fair-lock/a/s1.1/", "s1", 4),    // first
+      entry("ns/fair-lock/a/b/s3.3/", "s3", 1),  // the fair lock "a/b"'s entry
+      entry("ns/fair-lock/a/s4.4/", "", 2),      // not bound to a session
+      entry("ns/fair-lock/a/s5.5", "s5", 3),     // not a folder key
       entry("ns/fair-lock/ab/s6.6/", "s6", 0)};  // another lock
   const std::vector<consul::DirEntry> queue = FairQueue("ns/fair-lock/a/", listed);
   ASSERT_EQ(queue.size(), 2u);

@@ -3,7 +3,6 @@
 
 #include <string>
 
-#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "repository/key_space.h"
@@ -48,13 +47,15 @@ TEST(LockNameTest, NoRepositoryKeyMapsToALockKey) {
   EXPECT_NE(space.ConsulKey("/lock/a/b"), LockConsulKey(space, "a/b"));
 }
 
-TEST(LockNameTest, FairLockQueuesUnderItsOwnTreeApartFromTheMutexOfTheSameName) {
+TEST(LockNameTest, FairLockKeysLiveInTreesOfTheirOwnApartFromTheMutexOfTheSameName) {
   const KeySpace space("ns");
-  EXPECT_EQ(FairLockPrefix(space, "a/b"), "ns/fair-lock/a/b/");
-  EXPECT_FALSE(absl::StartsWith(LockConsulKey(space, "a/b"), FairLockPrefix(space, "a/b")));
+  EXPECT_EQ(FairLockOwnerKey(space, "a/b"), "ns/fair-lock/a/b/");
+  EXPECT_EQ(FairLockQueuePrefix(space, "a/b"), "ns/fair-queue/a/b/");
+  EXPECT_NE(LockConsulKey(space, "a/b"), FairLockOwnerKey(space, "a/b"));
   // An entry is a folder key: no repository key maps to it.
-  const std::string entry = FairLockPrefix(space, "a") + "session.0123456789abcdef/";
+  const std::string entry = FairLockQueuePrefix(space, "a") + "session.0123456789abcdef/";
   EXPECT_EQ(space.RepositoryKey(entry), std::nullopt);
+  EXPECT_EQ(space.RepositoryKey(FairLockOwnerKey(space, "a")), std::nullopt);
 }
 
 }  // namespace
