@@ -1,22 +1,27 @@
-// lock_bench: measures the two-tier locks against an in-process dev server and prints one JSON
-// object.
+// lock_bench: measures the two-tier locks against a server (--server: a dev server process, a
+// real Consul agent, or HOST:PORT) and prints one JSON object.
 //
-//   lock_bench [--cycles=1000] [--handoffs=200] [--settle_ms=5]
+//   lock_bench [--cycles=1000] [--handoffs=200] [--settle_ms=5] [--server=dev]
 //
-//   - requests per uncontended Lock()+Unlock() (from the dev server's request counters; the
-//     design target is 2) and the latency of such a cycle;
+//   - for the mutex and the fair lock: requests per uncontended Lock()+Unlock() (from the dev
+//     server's request counters; the design targets are 2 and 3) and the latency of such a
+//     cycle; the handoff latency between two instances; and how many blocked waiters one
+//     release wakes, with 1, 8 and 32 waiting instances (the dev server's count of woken
+//     blocking queries; the fair lock's target is 1 whatever the number). A handoff: from the
+//     holder's Unlock() call to the waiter's Lock() returning, the waiter having been blocked;
 //   - the server's bare round trip (GET and PUT of a plain key) for comparison;
-//   - handoff latency between two repository instances: from the holder's Unlock() call to the
-//     waiter's Lock() returning, the waiter having been blocked on the key;
-//   - the same between two threads of one process (one manager).
+//   - the handoff between two threads of one process (one manager).
 // A benchmark, not a test: it asserts nothing.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -117,6 +122,110 @@ std::vector<absl::Duration> Handoffs(DistributedLock& first, DistributedLock& se
   return samples;
 }
 
+// The lock `name` of `manager`: the mutex, or with `fair` the fair lock.
+std::shared_ptr<DistributedLock> LockOf(LockManager& manager, const std::string& name, bool fair) {
+  return Check(fair ? manager.GetFairLock(name) : manager.GetLock(name));
+}
+
+const char* KindName(bool fair) { return fair ? "fair" : "mutex"; }
+
+// Uncontended Lock()+Unlock() cycles: their latency and, on the dev server, the requests each.
+nlohmann::json Uncontended(const bench::BenchServer& server, const ConsulRepositoryOptions& options,
+                           bool fair) {
+  std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
+  std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
+  std::shared_ptr<DistributedLock> lock = LockOf(*manager, "uncontended", fair);
+  Check(lock->Lock());  // creates the instance session
+  Check(lock->Unlock());
+  server.ResetRequestCounts();
+  std::vector<absl::Duration> cycles;
+  for (int i = 0; i < FLAGS_cycles; ++i) {
+    const absl::Time start = absl::Now();
+    Check(lock->Lock());
+    Check(lock->Unlock());
+    cycles.push_back(absl::Now() - start);
+  }
+  uint64_t requests = 0;
+  nlohmann::json by_endpoint;
+  for (const auto& [endpoint, count] : server.RequestCounts()) {
+    if (endpoint == "watches.woken") continue;  // not a request
+    by_endpoint[endpoint] = count;
+    if (endpoint != "session.renew") requests += count;  // renewals run on their own timer
+  }
+  nlohmann::json out = {{"cycle", Percentiles(cycles)}};
+  if (!by_endpoint.is_null()) {  // only the dev server counts requests
+    out["requests_per_cycle"] = static_cast<double>(requests) / FLAGS_cycles;
+    out["requests"] = by_endpoint;
+  }
+  return out;
+}
+
+// How many blocked waiters one release wakes: `waiters` instances queue for the lock behind a
+// holder; then each holder in turn releases after the next ones have blocked, and the dev
+// server's count of woken blocking queries is read once the next holder has the lock. The
+// mean over the releases; null unless the dev server.
+nlohmann::json WokenPerRelease(const bench::BenchServer& server,
+                               const ConsulRepositoryOptions& options, bool fair, int waiters) {
+  if (server.RequestCounts().empty()) return nullptr;  // only the dev server counts
+  LockManagerOptions quiet;
+  quiet.monitor_delay = absl::InfiniteDuration();  // no key watch of the holder in the counts
+  struct Instance {
+    std::unique_ptr<Repository> repository;
+    std::unique_ptr<LockManager> manager;
+    std::shared_ptr<DistributedLock> lock;
+  };
+  std::vector<Instance> instances(waiters + 1);
+  const std::string name = absl::StrCat("herd-", KindName(fair), "-", waiters);
+  for (Instance& instance : instances) {
+    instance.repository = Check(NewConsulRepository(options));
+    instance.manager = Check(NewLockManager(*instance.repository, quiet));
+    instance.lock = LockOf(*instance.manager, name, fair);
+  }
+  absl::Mutex mu;
+  int acquisitions ABSL_GUARDED_BY(mu) = 0;      // by the waiters
+  int releases_allowed ABSL_GUARDED_BY(mu) = 0;  // waiter holders allowed to release, in turn
+  Check(instances[0].lock->Lock());
+  std::vector<std::thread> threads;
+  for (int i = 1; i <= waiters; ++i) {
+    threads.emplace_back([&, i] {
+      Check(instances[i].lock->Lock());
+      {
+        absl::MutexLock guard(&mu);
+        const int mine = ++acquisitions;
+        auto allowed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return releases_allowed >= mine; };
+        mu.Await(absl::Condition(&allowed));
+      }
+      Check(instances[i].lock->Unlock());
+    });
+    // Queued in turn (the fair lock's order), and blocked before the first release.
+    absl::SleepFor(absl::Milliseconds(FLAGS_settle_ms * 4));
+  }
+  absl::SleepFor(absl::Milliseconds(100));
+  uint64_t woken = 0;
+  for (int release = 0; release < waiters; ++release) {
+    server.ResetRequestCounts();
+    if (release == 0) {
+      Check(instances[0].lock->Unlock());
+    } else {
+      absl::MutexLock guard(&mu);
+      ++releases_allowed;  // the current holder (a waiter thread) releases
+    }
+    {
+      absl::MutexLock guard(&mu);
+      auto acquired = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return acquisitions > release; };
+      mu.Await(absl::Condition(&acquired));
+    }
+    absl::SleepFor(absl::Milliseconds(50));  // the losers of a mutex handoff block again
+    woken += server.RequestCounts()["watches.woken"];
+  }
+  {
+    absl::MutexLock guard(&mu);
+    ++releases_allowed;
+  }
+  for (std::thread& thread : threads) thread.join();
+  return static_cast<double>(woken) / waiters;
+}
+
 int Run() {
   std::unique_ptr<bench::BenchServer> server =
       Check(bench::BenchServer::Start(FLAGS_server, CONSUL_DEV_SERVER_PATH));
@@ -139,44 +248,23 @@ int Run() {
   out["bare_get"] = Percentiles(gets);
   out["bare_put"] = Percentiles(puts);
 
-  {  // Uncontended cycles.
-    std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
-    std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
-    std::shared_ptr<DistributedLock> lock = Check(manager->GetLock("uncontended"));
-    Check(lock->Lock());  // creates the instance session
-    Check(lock->Unlock());
-    server->ResetRequestCounts();
-    std::vector<absl::Duration> cycles;
-    for (int i = 0; i < FLAGS_cycles; ++i) {
-      const absl::Time start = absl::Now();
-      Check(lock->Lock());
-      Check(lock->Unlock());
-      cycles.push_back(absl::Now() - start);
-    }
-    uint64_t requests = 0;
-    nlohmann::json by_endpoint;
-    for (const auto& [endpoint, count] : server->RequestCounts()) {
-      by_endpoint[endpoint] = count;
-      if (endpoint != "session.renew") requests += count;  // renewals run on their own timer
-    }
-    out["uncontended"] = {{"cycle", Percentiles(cycles)}};
-    if (!by_endpoint.is_null()) {  // only the dev server counts requests
-      out["uncontended"]["requests_per_cycle"] = static_cast<double>(requests) / FLAGS_cycles;
-      out["uncontended"]["requests"] = by_endpoint;
-    }
-    manager.reset();
-  }
-
-  {  // Handoff between two repository instances.
+  for (bool fair : {false, true}) {
+    const char* kind = KindName(fair);
+    out["uncontended"][kind] = Uncontended(*server, options, fair);
+    // Handoff between two repository instances.
     std::unique_ptr<Repository> first_repository = Check(NewConsulRepository(options));
     std::unique_ptr<Repository> second_repository = Check(NewConsulRepository(options));
     std::unique_ptr<LockManager> first = Check(NewLockManager(*first_repository));
     std::unique_ptr<LockManager> second = Check(NewLockManager(*second_repository));
-    out["handoff_between_instances"] =
-        Percentiles(Handoffs(*Check(first->GetLock("remote")), *Check(second->GetLock("remote"))));
+    out["handoff_between_instances"][kind] =
+        Percentiles(Handoffs(*LockOf(*first, "remote", fair), *LockOf(*second, "remote", fair)));
+    for (int waiters : {1, 8, 32}) {
+      out["woken_per_release"][kind][std::to_string(waiters)] =
+          WokenPerRelease(*server, options, fair, waiters);
+    }
   }
 
-  {  // Handoff between two threads of one process.
+  {  // Handoff between two threads of one process (tier 1: the same for both kinds).
     std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
     std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
     std::shared_ptr<DistributedLock> lock = Check(manager->GetLock("local"));

@@ -52,10 +52,12 @@ HttpResponse Api::HandleDev(const HttpRequest& request) {
   if (control == "stats") {
     Json counts = Json::object();
     for (const auto& [endpoint, count] : stats_->Snapshot()) counts[endpoint] = count;
+    counts["watches.woken"] = store_->woken_watch_count();
     return JsonResponse(200, counts);
   }
   if (control == "stats/reset") {
     stats_->Reset();
+    store_->ResetWokenWatchCount();
     return JsonResponse(200, Json(true));
   }
   if (control == "fault/clear") {

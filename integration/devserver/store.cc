@@ -212,9 +212,9 @@ void Store::RollbackLocked(Mutation* m) {
 
 // --- Commit and watches --------------------------------------------------------------------
 
-void Store::TakeWatchLocked(WatchId id, Callbacks* fired) {
+bool Store::TakeWatchLocked(WatchId id, Callbacks* fired) {
   auto it = watches_.find(id);
-  if (it == watches_.end()) return;
+  if (it == watches_.end()) return false;
   const WatchScope& scope = it->second.scope;
   switch (scope.kind) {
     case WatchScope::Kind::kKey:
@@ -233,6 +233,7 @@ void Store::TakeWatchLocked(WatchId id, Callbacks* fired) {
   }
   if (fired != nullptr) fired->push_back(std::move(it->second.callback));
   watches_.erase(it);
+  return true;
 }
 
 void Store::CommitLocked(const Mutation& m, Callbacks* fired) {
@@ -257,7 +258,9 @@ void Store::CommitLocked(const Mutation& m, Callbacks* fired) {
     }
   }
   if (m.sessions_changed) due.insert(due.end(), session_watches_.begin(), session_watches_.end());
-  for (WatchId id : due) TakeWatchLocked(id, fired);  // ids already taken are ignored
+  for (WatchId id : due) {
+    if (TakeWatchLocked(id, fired)) ++woken_watches_;  // ids already taken are ignored
+  }
 }
 
 std::optional<Store::WatchId> Store::Watch(const WatchScope& scope, uint64_t observed_version,
@@ -288,6 +291,16 @@ void Store::CancelWatch(WatchId id) {
 size_t Store::watch_count() const {
   absl::ReaderMutexLock lock(&mu_);
   return watches_.size();
+}
+
+uint64_t Store::woken_watch_count() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return woken_watches_;
+}
+
+void Store::ResetWokenWatchCount() {
+  absl::MutexLock lock(&mu_);
+  woken_watches_ = 0;
 }
 
 // --- Timers --------------------------------------------------------------------------------

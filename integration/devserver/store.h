@@ -176,6 +176,10 @@ class Store {
 
   // Number of registered watches (for tests and benchmarks).
   size_t watch_count() const;
+  // How many watches writes have fired since the start or the last reset: the blocking queries
+  // they woke (for benchmarks of how many waiters one release wakes).
+  uint64_t woken_watch_count() const;
+  void ResetWokenWatchCount();
 
   // --- Snapshot-restore emulation (fault injection) ---------------------------------------
 
@@ -259,7 +263,8 @@ class Store {
   // lock) if that is earlier than anything announced so far.
   std::function<void(absl::Time)> AnnounceDeadlineLocked(absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void TakeWatchLocked(WatchId id, Callbacks* fired) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes watch `id` (its callback into `fired` unless null); false if it was not registered.
+  bool TakeWatchLocked(WatchId id, Callbacks* fired) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NewUuidLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
@@ -285,6 +290,7 @@ class Store {
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<WatchId> session_watches_ ABSL_GUARDED_BY(mu_);
   WatchId next_watch_id_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t woken_watches_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::function<void(absl::Time)> deadline_listener_ ABSL_GUARDED_BY(mu_);
   absl::Time announced_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();

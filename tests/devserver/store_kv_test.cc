@@ -164,6 +164,20 @@ TEST_F(StoreKvTest, PrefixWatchFiresForADeleteUnderThePrefix) {
   EXPECT_EQ(woken, 1);
 }
 
+TEST_F(StoreKvTest, WokenWatchCountCountsTheWatchesAWriteFiredNotCancelledOnes) {
+  for (const char* key : {"a", "a", "b"}) {
+    ASSERT_TRUE(store_->Watch(WatchScope::Key(key), store_->Get(key).version, [] {}));
+  }
+  auto cancelled = store_->Watch(WatchScope::Key("a"), store_->Get("a").version, [] {});
+  ASSERT_TRUE(cancelled.has_value());
+  store_->CancelWatch(*cancelled);
+  Set(*store_, "a", "1");
+  EXPECT_EQ(store_->woken_watch_count(), 2u);  // the two on "a"; "b" still waits
+  store_->ResetWokenWatchCount();
+  Set(*store_, "b", "1");
+  EXPECT_EQ(store_->woken_watch_count(), 1u);
+}
+
 TEST_F(StoreKvTest, WatchFromAnOutdatedVersionIsRefused) {
   const uint64_t version = store_->Get("a").version;
   Set(*store_, "b", "1");
