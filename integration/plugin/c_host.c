@@ -185,6 +185,29 @@ static void ExerciseLock(struct RegistryRepository* repo) {
   g_api.release_lock(lock);
 }
 
+/* The fair lock: a handle of its own, used with the lock entries; a different lock from the mutex
+ * of the same name, so both can be held at once. */
+static void ExerciseFairLock(struct RegistryRepository* repo) {
+  struct RegistryError error = {0, NULL};
+  struct RegistryLock* fair = NULL;
+  struct RegistryLock* mutex = NULL;
+  bool flag = false;
+  EXPECT_CODE(g_api.get_fair_lock(repo, "c_host/queue", &fair, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.get_lock(repo, "c_host/queue", &mutex, &error), REGISTRY_OK);
+  if (fair == NULL || mutex == NULL) return;
+  EXPECT_CODE(g_api.try_lock(fair, 1000, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  EXPECT_CODE(g_api.try_lock(mutex, 0, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  EXPECT_CODE(g_api.persist_if_held(fair, "/fenced-fair", "x", 1, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.unlock(mutex, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.unlock(fair, &error), REGISTRY_OK);
+  g_api.release_lock(mutex);
+  g_api.release_lock(fair);
+  EXPECT_CODE(g_api.get_fair_lock(repo, "bad//name", &fair, &error), REGISTRY_INVALID_ARGUMENT);
+  CHECK(fair == NULL);
+}
+
 /* Checks that `children` holds exactly `want` (count `n`), in order. */
 static void ExpectChildren(char** children, size_t count, const char* const* want, size_t n) {
   CHECK(count == n);
@@ -265,6 +288,7 @@ static void Exercise(struct RegistryRepository* repo) {
 
   ExerciseWatch(repo);
   ExerciseLock(repo);
+  ExerciseFairLock(repo);
   EXPECT_CODE(g_api.get(repo, "/fenced", &value, &len, &found, &error), REGISTRY_OK);
   CHECK(found && strcmp(value, "under lock") == 0);
   g_api.release_value(value);
@@ -304,6 +328,7 @@ int main(int argc, char** argv) {
     CHECK(g_api.struct_size >= REGISTRY_PLUGIN_API_SIZE_1_0);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, destroy) && g_api.destroy != NULL);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, delete_if_held) && g_api.delete_if_held != NULL);
+    CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_fair_lock) && g_api.get_fair_lock != NULL);
     CHECK(strcmp(g_api.repository_type, "Consul") == 0);
   }
 

@@ -132,7 +132,7 @@ TEST_F(HttpFaultTest, StatsCountRequestsPerEndpointAndResetClearsThem) {
   EXPECT_EQ(stats["session.create"], 1);
   EXPECT_EQ(stats["txn"], 1);
   EXPECT_FALSE(stats.contains("stats"));  // the controls do not count themselves
-  EXPECT_EQ(stats["watches.woken"], 0);  // no blocking query was parked
+  EXPECT_EQ(stats["watches.woken"], 0);   // no blocking query was parked
   ASSERT_EQ(client_->Put("/v1/_dev/stats/reset").status, 200);
   EXPECT_EQ(client_->Get("/v1/_dev/stats").body, R"({"watches.woken":0})");
   EXPECT_TRUE(server_->RequestCounts().empty());
