@@ -72,6 +72,44 @@ TEST_F(FairLockFaultsTest, UncontendedLockAndUnlockCostThreeRequests) {
   EXPECT_EQ(QueueLength("schema/db1"), 0u);  // every entry went with its hold
 }
 
+TEST_F(FairLockFaultsTest, ARegistrationWhoseReplyWasLostIsSentAgainAndLeavesOneEntry) {
+  Contender waiter = NewContender("lost-reply");
+  Contender holder = NewContender("lost-reply");
+  ASSERT_TRUE(holder.lock->Lock().ok());
+  server().DropNextReplies(1, "/v1/txn", "PUT");  // the registration is applied, its reply lost
+  absl::StatusOr<bool> acquired = waiter.lock->TryLock(absl::Milliseconds(300));
+  ASSERT_TRUE(acquired.ok()) << acquired.status();
+  EXPECT_FALSE(*acquired);
+  // Sent again with the same entry: the waiter queued once, and gave its place up once.
+  EXPECT_TRUE(Eventually([&] { return QueueLength("lost-reply") == 1; }));
+  ASSERT_TRUE(holder.lock->Unlock().ok());
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  ASSERT_TRUE(waiter.lock->Lock().ok());
+  EXPECT_EQ(QueueLength("lost-reply"), 1u);
+  ASSERT_TRUE(waiter.lock->Unlock().ok());
+  EXPECT_EQ(QueueLength("lost-reply"), 0u);
+}
+
+TEST_F(FairLockFaultsTest, TryLockOnASlowServerReturnsByItsDeadlineAndLeavesNothingBehind) {
+  Contender contender = NewContender("slow");
+  ASSERT_TRUE(contender.lock->Lock().ok());  // the instance has its session
+  ASSERT_TRUE(contender.lock->Unlock().ok());
+  const absl::Duration timeout = absl::Milliseconds(150);
+  server().SetLatency(absl::Milliseconds(100));  // the registration answers, the owner key not
+  const absl::Time start = absl::Now();
+  absl::StatusOr<bool> acquired = contender.lock->TryLock(timeout);
+  const absl::Duration took = absl::Now() - start;
+  server().SetLatency(absl::ZeroDuration());
+  EXPECT_FALSE(acquired.ok() && *acquired) << "acquired through a 100 ms server in 150 ms?";
+  EXPECT_LT(took, timeout + absl::Milliseconds(50) + 4 * SlowestRoundTrip());
+  // The entry, and the owner key if the cut acquire landed, are cleaned up by the manager.
+  EXPECT_TRUE(
+      Eventually([&] { return QueueLength("slow") == 0 && HolderOf(*contender.lock) == ""; }));
+  acquired = contender.lock->TryLock(kPatience);
+  ASSERT_TRUE(acquired.ok() && *acquired) << acquired.status();
+  EXPECT_TRUE(contender.lock->Unlock().ok());
+}
+
 TEST_F(FairLockTest, InstancesGetTheLockInTheOrderTheyQueued) {
   constexpr char kName[] = "fifo";
   Contender holder = NewContender(kName);
