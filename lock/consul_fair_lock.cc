@@ -46,6 +46,9 @@ class FairAcquisition final : public KeyAcquisition {
 
  private:
   std::optional<AcquireResult> Round(absl::Time now) override {
+    // At the head, the owner key's rounds take over. (Should the instance session be replaced
+    // meanwhile, they go on with its successor although the entry went with the old one: the
+    // owner key still gives mutual exclusion; only this call's place in the queue is lost.)
     if (heads_queue_) {
       std::optional<AcquireResult> result = KeyAcquisition::Round(now);
       if (result.has_value() && result->ok() && result->value().has_value()) {
