@@ -198,6 +198,21 @@ TEST_F(RegistryctlWatchLockTest, LockUsageErrorsExitTwo) {
   RunResult wrong_command = RunCtl({"--timeout-ms=5", "get", "/k"});
   EXPECT_EQ(wrong_command.exit_code, 2);
   EXPECT_THAT(wrong_command.err, HasSubstr("only for 'lock'"));
+  RunResult fair_elsewhere = RunCtl({"--fair", "get", "/k"});
+  EXPECT_EQ(fair_elsewhere.exit_code, 2);
+  EXPECT_THAT(fair_elsewhere.err, HasSubstr("flag '--fair' is only for 'lock'"));
+}
+
+TEST_F(RegistryctlWatchLockTest, FairLockIsAnotherLockThanThePlainOneOfTheSameName) {
+  std::unique_ptr<Subprocess> holder = StartHolder("both", "echo holding; exec sleep 60");
+  ASSERT_NE(holder, nullptr);
+  // The plain lock "both" is held: the fair lock "both" is not.
+  RunResult fair = RunCtl({"lock", "both", "--fair", "--timeout-ms=5000", "--", "echo", "fair"});
+  EXPECT_EQ(fair.exit_code, 0) << fair.err;
+  EXPECT_EQ(fair.out, "fair\n");
+  RunResult plain = RunCtl({"lock", "both", "--timeout-ms=200", "--", "echo", "never"});
+  EXPECT_EQ(plain.exit_code, 1) << plain.err;
+  EXPECT_THAT(plain.err, HasSubstr("lock both"));
 }
 
 TEST_F(RegistryctlWatchLockTest, ArgumentsOfTheCommandAreNotTakenAsRegistryctlFlags) {
@@ -212,7 +227,7 @@ TEST_F(RegistryctlWatchLockTest, HelpDescribesWatchLockAndTheLockLostExitCode) {
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, AllOf(HasSubstr("watch KEY"), HasSubstr("--initial"),
                               HasSubstr("lock NAME -- CMD ARGS..."), HasSubstr("--timeout-ms"),
-                              HasSubstr("3 the lock was lost")));
+                              HasSubstr("--fair"), HasSubstr("3 the lock was lost")));
 }
 
 // Needs the dev server's fault injection: registered for it only.
