@@ -220,6 +220,9 @@ absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
   const consul::TxnOp release[] = {consul::TxnOp::CheckIndex(hold.key, hold.index),
                                    consul::TxnOp::Unlock(hold.key, "", hold.session),
                                    consul::TxnOp::Delete(hold.entry)};
+  auto unlock_error = [&](const absl::Status& error) {
+    return Prefixed(absl::StrCat("Unlock: lock '", name_, "'"), error);
+  };
   bool refused = false;
   absl::Status released = ReleaseWithRetries(
       core_,
@@ -228,9 +231,7 @@ absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
         refused = !result.committed;
         return true;
       },
-      [&](const absl::Status& error) {
-        return Prefixed(absl::StrCat("Unlock: lock '", name_, "'"), error);
-      });
+      unlock_error);
   if (!released.ok() || !refused) return released;
   // The owner key is no longer at the hold's index: the mutex's release sorts out whether it is
   // still bound to the session; then the entry goes.
@@ -241,9 +242,7 @@ absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
         RETURN_IF_ERROR(DeleteEntry(hold.entry));
         return true;
       },
-      [&](const absl::Status& error) {
-        return Prefixed(absl::StrCat("Unlock: lock '", name_, "'"), error);
-      });
+      unlock_error);
 }
 
 void ConsulFairLock::ReleasePending(const std::string& pending) {

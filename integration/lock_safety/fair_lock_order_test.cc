@@ -24,6 +24,7 @@
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/server_test.h"
 #include "integration/testing/subprocess.h"
 
 namespace registry::integration {
@@ -89,13 +90,12 @@ void Release(const RunFiles& files) {
 // Waits until the queue of the lock holds `count` entries.
 bool AwaitQueueLength(const std::string& address, size_t count) {
   const std::string prefix = absl::StrCat(kNamespace, "/fair-queue/", kLockName, "/");
-  const absl::Time deadline = absl::Now() + kPatience;
-  while (absl::Now() < deadline) {
-    absl::StatusOr<std::vector<ListedKey>> queue = ListPrefix(address, prefix);
-    if (queue.ok() && queue->size() == count) return true;
-    absl::SleepFor(absl::Milliseconds(10));  // polls the server: nothing depends on the interval
-  }
-  return false;
+  return registry::testing::Eventually(
+      [&] {
+        absl::StatusOr<std::vector<ListedKey>> queue = ListPrefix(address, prefix);
+        return queue.ok() && queue->size() == count;
+      },
+      kPatience);
 }
 
 // A section's start and end, from the log lines "<start|end> <ns> <waiter>".
