@@ -75,13 +75,14 @@ absl::Status ReleaseWithRetries(LockCore& core, absl::FunctionRef<absl::StatusOr
 
 AcquireLoop::AcquireLoop(LockCore& core, const std::string& name, absl::Time deadline,
                          absl::Time request_deadline, absl::string_view op,
-                         std::string* pending_release)
+                         std::string* pending_release, absl::string_view noun)
     : core_(core),
       name_(name),
       deadline_(deadline),
       request_deadline_(request_deadline),
       op_(op),
       pending_release_(pending_release),
+      noun_(noun),
       call_(core.canceller(), request_deadline),
       unreachable_(core.max_unreachable(), core.lock_retry()) {}
 
@@ -145,6 +146,14 @@ absl::StatusOr<consul::KvGetResult> AcquireLoop::BlockingRead(const std::string&
   return core_.client().KvGet(key, query, &call_);
 }
 
+absl::StatusOr<consul::KvListResult> AcquireLoop::BlockingList(const std::string& prefix,
+                                                               uint64_t index, absl::Time now) {
+  consul::QueryOptions query;
+  query.index = index;
+  query.wait = BlockingWait(deadline_ - now, core_.block_query_wait());
+  return core_.client().KvList(prefix, query, &call_);
+}
+
 std::optional<AcquireResult> AcquireLoop::RetryAfter(const absl::Status& error) {
   if (absl::IsCancelled(error) || !core_.closed_status().ok()) return Closed();
   // Cut by the caller's deadline (within the transport's millisecond): the loop gives up
@@ -174,7 +183,7 @@ std::optional<AcquireResult> AcquireLoop::PauseUntil(absl::Time until) {
 AcquireResult AcquireLoop::Closed() { return Prefixed(core_.closed_status()); }
 
 absl::Status AcquireLoop::Prefixed(const absl::Status& status) const {
-  return registry::Prefixed(absl::StrCat(op_, ": lock '", name_, "'"), status);
+  return registry::Prefixed(absl::StrCat(op_, ": ", noun_, " '", name_, "'"), status);
 }
 
 }  // namespace registry::lock

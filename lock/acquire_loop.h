@@ -77,9 +77,11 @@ absl::Status ReleaseWithRetries(LockCore& core, absl::FunctionRef<absl::StatusOr
 
 class AcquireLoop {
  public:
-  // One Acquire of the lock called `name` (see RemoteLock::Acquire for the arguments).
+  // One Acquire of the lock called `name` (see RemoteLock::Acquire for the arguments); `noun`
+  // says what it is in errors.
   AcquireLoop(LockCore& core, const std::string& name, absl::Time deadline,
-              absl::Time request_deadline, absl::string_view op, std::string* pending_release);
+              absl::Time request_deadline, absl::string_view op, std::string* pending_release,
+              absl::string_view noun = "lock");
   virtual ~AcquireLoop() = default;
   AcquireLoop(const AcquireLoop&) = delete;
   AcquireLoop& operator=(const AcquireLoop&) = delete;
@@ -106,6 +108,9 @@ class AcquireLoop {
   // A blocking read of `key` from `index`, ending by the deadline (BlockingWait).
   absl::StatusOr<consul::KvGetResult> BlockingRead(const std::string& key, uint64_t index,
                                                    absl::Time now);
+  // The same for the tree under `prefix` (a blocking `?recurse`).
+  absl::StatusOr<consul::KvListResult> BlockingList(const std::string& prefix, uint64_t index,
+                                                    absl::Time now);
 
   // After a failed request: nullopt to go round again (after a back-off), or the result to give
   // up with.
@@ -137,6 +142,7 @@ class AcquireLoop {
   const absl::Time request_deadline_;
   const absl::string_view op_;
   std::string* const pending_release_;
+  const absl::string_view noun_;
   // Cancelled with the manager, cut at request_deadline.
   consul::Canceller call_;
   Unreachable unreachable_;

@@ -30,21 +30,43 @@ class CallScope {
 }  // namespace
 
 DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string name,
+                                 absl::string_view noun, int capacity,
                                  std::unique_ptr<RemoteLock> remote)
-    : core_(std::move(core)), name_(std::move(name)), remote_(std::move(remote)) {}
+    : core_(std::move(core)),
+      name_(std::move(name)),
+      noun_(noun),
+      what_(absl::StrCat(noun, " '", name_, "'")),
+      capacity_(capacity),
+      remote_(std::move(remote)) {}
 
 DistributedLock::~DistributedLock() = default;
 
 const std::string& DistributedLock::consul_key() const { return remote_->consul_key(); }
 
 absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status& status) const {
-  return registry::Prefixed(absl::StrCat(op, ": lock '", name_, "'"), status);
+  return registry::Prefixed(absl::StrCat(op, ": ", what_), status);
+}
+
+const DistributedLock::Hold* DistributedLock::HeldBy(std::thread::id thread) const {
+  auto it = holds_.find(thread);
+  return it != holds_.end() && it->second.count > 0 ? &it->second : nullptr;
+}
+
+DistributedLock::Hold* DistributedLock::HeldBy(std::thread::id thread) {
+  return const_cast<Hold*>(std::as_const(*this).HeldBy(thread));
+}
+
+DistributedLock::Hold* DistributedLock::HoldWithId(uint64_t id) {
+  for (auto& [thread, hold] : holds_) {
+    if (hold.id == id && hold.count > 0) return &hold;
+  }
+  return nullptr;
 }
 
 absl::Status DistributedLock::Lock() {
   absl::StatusOr<bool> acquired = Acquire(absl::InfiniteFuture(), absl::InfiniteFuture(), "Lock");
   if (!acquired.ok()) return acquired.status();
-  if (!*acquired) return absl::InternalError(absl::StrCat("Lock: lock '", name_, "': gave up"));
+  if (!*acquired) return absl::InternalError(absl::StrCat("Lock: ", what_, ": gave up"));
   return absl::OkStatus();
 }
 
@@ -59,13 +81,13 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   const std::thread::id me = std::this_thread::get_id();
   {
     absl::MutexLock lock(&mu_);
-    if (owner_ == me && holds_ > 0) {
-      if (!lost_.ok()) {
-        return absl::AbortedError(absl::StrCat(op, ": lock '", name_,
-                                               "' was lost while held by this thread (",
-                                               lost_.message(), "); unlock it first"));
+    if (Hold* held = HeldBy(me); held != nullptr) {
+      if (!held->lost.ok()) {
+        return absl::AbortedError(absl::StrCat(op, ": ", what_,
+                                               " was lost while held by this thread (",
+                                               held->lost.message(), "); unlock it first"));
       }
-      ++holds_;  // re-entry: no request
+      ++held->count;  // re-entry: no request
       return true;
     }
     if (!closed_.ok()) return Prefixed(op, closed_);
@@ -73,7 +95,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   if (!core_->BeginCall()) return Prefixed(op, core_->closed_status());
   CallScope call(*core_);
 
-  // Tier 1: wait for this thread's turn (FIFO by ticket) and for the lock to be free.
+  // Tier 1: wait for this thread's turn (FIFO by ticket) and for a free slot.
   {
     absl::MutexLock lock(&mu_);
     struct Turn {
@@ -84,9 +106,9 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     const absl::Condition ready(
         +[](Turn* t) {
           DistributedLock& self = *t->self;
-          return !self.closed_.ok() ||
-                 (self.owner_ == std::thread::id() && !self.releasing_unknown_ &&
-                  *self.waiting_.begin() == t->ticket);
+          const size_t taken = self.holds_.size() + self.releasing_unknown_;
+          return !self.closed_.ok() || (taken < static_cast<size_t>(self.capacity_) &&
+                                        *self.waiting_.begin() == t->ticket);
         },
         &turn);
     bool my_turn = true;
@@ -98,34 +120,36 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     waiting_.erase(turn.ticket);
     if (!closed_.ok()) return Prefixed(op, closed_);
     if (!my_turn) return false;
-    owner_ = me;
+    holds_[me] = Hold();  // the slot, count 0 while acquiring
   }
 
-  // Tier 2: only this thread talks to Consul for this lock until it gives tier 1 back.
+  // Tier 2: only the threads holding a slot talk to Consul for this lock.
   std::string pending;
   absl::StatusOr<std::optional<RemoteHold>> remote =
       remote_->Acquire(deadline, request_deadline, op, &pending);
-  const uint64_t hold = remote.ok() && remote->has_value() ? core_->NextHoldId() : 0;
+  const uint64_t id = remote.ok() && remote->has_value() ? core_->NextHoldId() : 0;
   {
     absl::MutexLock lock(&mu_);
     if (!remote.ok() || !remote->has_value() || !closed_.ok()) {
-      owner_ = std::thread::id();
+      holds_.erase(me);
       if (!pending.empty()) ReleaseInBackground(std::move(pending));
       if (!remote.ok()) return remote.status();
       if (!closed_.ok()) return Prefixed(op, closed_);  // its session goes with the repository
       return false;
     }
-    holds_ = 1;
-    held_ = **remote;
-    hold_id_ = hold;
-    lost_ = absl::OkStatus();
+    Hold& hold = holds_[me];
+    hold.count = 1;
+    hold.remote = **remote;
+    hold.id = id;
+    latest_hold_ = id;
+    latest_lost_ = absl::OkStatus();
   }
   const std::string& session = (*remote)->session;
-  WatchHeldKey(hold, **remote);
+  WatchHeldKey(id, **remote);
   // The session may have been lost while the acquire was in flight, before this hold existed
   // for the session observer to see.
   if (core_->IsSessionLost(session)) {
-    MarkLost(hold, absl::AbortedError(absl::StrCat("the instance session ", session, " was lost")));
+    MarkLost(id, absl::AbortedError(absl::StrCat("the instance session ", session, " was lost")));
   }
   return true;
 }
@@ -139,8 +163,8 @@ void DistributedLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
   {
     absl::MutexLock lock(&mu_);
     // Closed meanwhile: Close() found no key watch to end.
-    if (closed_.ok() && hold_id_ == hold && holds_ > 0) {
-      key_watch_ = id;
+    if (Hold* held = HoldWithId(hold); closed_.ok() && held != nullptr) {
+      held->key_watch = id;
       return;
     }
   }
@@ -148,14 +172,14 @@ void DistributedLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
 }
 
 void DistributedLock::ReleaseInBackground(std::string pending) {
-  releasing_unknown_ = true;
+  ++releasing_unknown_;
   std::weak_ptr<DistributedLock> weak = weak_from_this();
   core_->Deliver([weak, pending = std::move(pending)] {
     auto self = weak.lock();
     if (self == nullptr) return;
     self->remote_->ReleasePending(pending);
     absl::MutexLock lock(&self->mu_);
-    self->releasing_unknown_ = false;
+    --self->releasing_unknown_;
   });
 }
 
@@ -166,14 +190,15 @@ absl::Status DistributedLock::Unlock() {
   bool lost = false;
   {
     absl::MutexLock lock(&mu_);
-    if (owner_ != me || holds_ == 0) {
+    Hold* held = HeldBy(me);
+    if (held == nullptr) {
       return absl::FailedPreconditionError(
-          absl::StrCat("Unlock: lock '", name_, "' is not held by this thread"));
+          absl::StrCat("Unlock: ", what_, " is not held by this thread"));
     }
-    if (--holds_ > 0) return absl::OkStatus();
-    remote = held_;
-    lost = !lost_.ok();
-    key_watch = std::exchange(key_watch_, 0);
+    if (--held->count > 0) return absl::OkStatus();
+    remote = held->remote;
+    lost = !held->lost.ok();
+    key_watch = std::exchange(held->key_watch, 0);
   }
   core_->StopWatching(key_watch);
   absl::Status status;
@@ -188,19 +213,19 @@ absl::Status DistributedLock::Unlock() {
     }
   }
   absl::MutexLock lock(&mu_);
-  owner_ = std::thread::id();  // tier 1 last: the next local waiter may go
-  held_ = RemoteHold();
+  holds_.erase(me);  // tier 1 last: the next local waiter may go
   return status;
 }
 
 bool DistributedLock::IsHeldByCurrentThread() const {
   absl::MutexLock lock(&mu_);
-  return owner_ == std::this_thread::get_id() && holds_ > 0;
+  return HeldBy(std::this_thread::get_id()) != nullptr;
 }
 
 int DistributedLock::HoldCount() const {
   absl::MutexLock lock(&mu_);
-  return owner_ == std::this_thread::get_id() ? holds_ : 0;
+  const Hold* held = HeldBy(std::this_thread::get_id());
+  return held == nullptr ? 0 : held->count;
 }
 
 int DistributedLock::QueueLength() const {
@@ -208,14 +233,12 @@ int DistributedLock::QueueLength() const {
   return static_cast<int>(waiting_.size());
 }
 
-bool DistributedLock::lost() const {
-  absl::MutexLock lock(&mu_);
-  return !lost_.ok();
-}
+bool DistributedLock::lost() const { return !lost_reason().ok(); }
 
 absl::Status DistributedLock::lost_reason() const {
   absl::MutexLock lock(&mu_);
-  return lost_;
+  const Hold* held = HeldBy(std::this_thread::get_id());
+  return held != nullptr ? held->lost : latest_lost_;
 }
 
 int DistributedLock::AddLostListener(LostListener listener) {
@@ -227,8 +250,10 @@ void DistributedLock::RemoveLostListener(int id) { listeners_.Remove(id); }
 void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
   {
     absl::MutexLock lock(&mu_);
-    if (hold_id != hold_id_ || holds_ == 0 || !lost_.ok()) return;
-    lost_ = reason;
+    Hold* held = HoldWithId(hold_id);
+    if (held == nullptr || !held->lost.ok()) return;
+    held->lost = reason;
+    if (latest_hold_ == hold_id) latest_lost_ = reason;
   }
   std::weak_ptr<DistributedLock> weak = weak_from_this();
   core_->Deliver([weak, reason = std::move(reason)] {
@@ -236,28 +261,36 @@ void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
   });
 }
 
+void DistributedLock::MarkAllLost(const std::vector<uint64_t>& ids, const absl::Status& reason) {
+  for (uint64_t id : ids) MarkLost(id, reason);
+}
+
 void DistributedLock::OnSessionLost(const std::string& session_id) {
-  uint64_t hold = 0;
+  std::vector<uint64_t> ids;
   {
     absl::MutexLock lock(&mu_);
-    if (holds_ == 0 || held_.session != session_id) return;
-    hold = hold_id_;
+    for (const auto& [thread, hold] : holds_) {
+      if (hold.count > 0 && hold.remote.session == session_id) ids.push_back(hold.id);
+    }
   }
-  MarkLost(hold,
-           absl::AbortedError(absl::StrCat("the instance session ", session_id, " was lost")));
+  MarkAllLost(ids,
+              absl::AbortedError(absl::StrCat("the instance session ", session_id, " was lost")));
 }
 
 void DistributedLock::Close(const absl::Status& reason) {
-  uint64_t hold = 0;
-  watch::WatchId key_watch = 0;
+  std::vector<uint64_t> ids;
+  std::vector<watch::WatchId> key_watches;
   {
     absl::MutexLock lock(&mu_);
     if (closed_.ok()) closed_ = reason;
-    if (holds_ > 0) hold = hold_id_;
-    key_watch = std::exchange(key_watch_, 0);
+    for (auto& [thread, hold] : holds_) {
+      if (hold.count == 0) continue;
+      ids.push_back(hold.id);
+      key_watches.push_back(std::exchange(hold.key_watch, 0));
+    }
   }
-  core_->StopWatching(key_watch);
-  if (hold != 0) MarkLost(hold, absl::AbortedError(reason.message()));
+  for (watch::WatchId id : key_watches) core_->StopWatching(id);
+  MarkAllLost(ids, absl::AbortedError(reason.message()));
 }
 
 void DistributedLock::NotifyLost(const absl::Status& reason) { listeners_.Notify(name_, reason); }

@@ -60,21 +60,22 @@ absl::StatusOr<consul::TxnResult> RunFencedTxn(LockCore& core, const RemoteHold&
 absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,
                                           const std::string& consul_key, bool tree,
                                           std::vector<consul::TxnOp> writes) {
-  const std::string what = absl::StrCat(op, " '", key, "' under lock '", name_, "'");
+  const std::string what = absl::StrCat(op, " '", key, "' under ", what_);
   RemoteHold held;
   uint64_t hold = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (owner_ != std::this_thread::get_id() || holds_ == 0) {
+    const Hold* current = HeldBy(std::this_thread::get_id());
+    if (current == nullptr) {
       return absl::FailedPreconditionError(
-          absl::StrCat(what, ": the lock is not held by this thread; nothing written"));
+          absl::StrCat(what, ": the ", noun_, " is not held by this thread; nothing written"));
     }
-    if (!lost_.ok()) {
-      return absl::AbortedError(
-          absl::StrCat(what, ": the lock was lost (", lost_.message(), "); nothing written"));
+    if (!current->lost.ok()) {
+      return absl::AbortedError(absl::StrCat(what, ": the ", noun_, " was lost (",
+                                             current->lost.message(), "); nothing written"));
     }
-    held = held_;
-    hold = hold_id_;
+    held = current->remote;
+    hold = current->id;
   }
   if (!core_->BeginCall()) {
     return absl::FailedPreconditionError(
@@ -104,7 +105,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
 
 absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value) {
   if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return Prefixed(absl::StrCat("PersistIfHeld under lock '", lock.name(), "'"), status);
+    return Prefixed(absl::StrCat("PersistIfHeld under ", lock.what_), status);
   }
   const std::string consul_key = lock.core_->key_space().ConsulKey(key);
   // Delete, then set: a plain set keeps a holder session, and like Persist a fenced persist
@@ -117,7 +118,7 @@ absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::s
 
 absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
   if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return Prefixed(absl::StrCat("DeleteIfHeld under lock '", lock.name(), "'"), status);
+    return Prefixed(absl::StrCat("DeleteIfHeld under ", lock.what_), status);
   }
   const KeySpace& space = lock.core_->key_space();
   std::vector<consul::TxnOp> writes;

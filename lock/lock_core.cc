@@ -13,6 +13,7 @@
 #include "base/status_text.h"
 #include "lock/consul_fair_lock.h"
 #include "lock/consul_mutex.h"
+#include "lock/consul_semaphore.h"
 #include "lock/lock_name.h"
 
 namespace registry::lock {
@@ -130,28 +131,44 @@ bool LockCore::CloseAll(const absl::Status& reason) {
   return true;
 }
 
+std::unique_ptr<RemoteLock> LockCore::NewRemote(LockKind kind, const std::string& canonical,
+                                                int limit) {
+  switch (kind) {
+    case LockKind::kFair:
+      return std::make_unique<ConsulFairLock>(*this, canonical,
+                                              FairLockOwnerKey(key_space_, canonical),
+                                              FairLockQueuePrefix(key_space_, canonical));
+    case LockKind::kSemaphore:
+      return std::make_unique<ConsulSemaphore>(*this, canonical,
+                                               SemaphorePrefix(key_space_, canonical), limit);
+    case LockKind::kMutex:
+      break;
+  }
+  return std::make_unique<ConsulMutex>(*this, canonical, LockConsulKey(key_space_, canonical));
+}
+
 absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name,
-                                                                   LockKind kind) {
+                                                                   LockKind kind, int limit) {
+  const bool semaphore = kind == LockKind::kSemaphore;
+  const char* getter =
+      semaphore ? "GetSemaphore" : (kind == LockKind::kFair ? "GetFairLock" : "GetLock");
   absl::StatusOr<std::string> canonical = CanonicalLockName(name);
   if (!canonical.ok()) return canonical.status();
-  absl::MutexLock lock(&mu_);
-  if (!closed_.ok()) {
-    return Prefixed(
-        absl::StrCat(kind == LockKind::kFair ? "GetFairLock '" : "GetLock '", *canonical, "'"),
-        closed_);
+  const std::string what = absl::StrCat(getter, " '", *canonical, "'");
+  if (semaphore && (limit < 1 || limit > kMaxSemaphoreLimit)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": limit ", limit, " is not from 1 to ", kMaxSemaphoreLimit));
   }
+  const int capacity = semaphore ? limit : 1;
+  absl::MutexLock lock(&mu_);
+  if (!closed_.ok()) return Prefixed(what, closed_);
   std::shared_ptr<DistributedLock>& slot = locks_[{kind, *canonical}];
   if (slot == nullptr) {
-    std::unique_ptr<RemoteLock> remote;
-    if (kind == LockKind::kFair) {
-      remote = std::make_unique<ConsulFairLock>(*this, *canonical,
-                                                FairLockOwnerKey(key_space_, *canonical),
-                                                FairLockQueuePrefix(key_space_, *canonical));
-    } else {
-      remote =
-          std::make_unique<ConsulMutex>(*this, *canonical, LockConsulKey(key_space_, *canonical));
-    }
-    slot.reset(new DistributedLock(shared_from_this(), *canonical, std::move(remote)));
+    slot.reset(new DistributedLock(shared_from_this(), *canonical, semaphore ? "semaphore" : "lock",
+                                   capacity, NewRemote(kind, *canonical, limit)));
+  } else if (slot->capacity() != capacity) {
+    return absl::FailedPreconditionError(absl::StrCat(what, ": this manager has it with limit ",
+                                                      slot->capacity(), ", asked for ", limit));
   }
   return slot;
 }

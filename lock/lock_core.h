@@ -41,8 +41,9 @@ namespace registry::lock {
 
 // The Consul recipe behind a DistributedLock.
 enum class LockKind {
-  kMutex,  // consul_mutex.h
-  kFair,   // consul_fair_lock.h
+  kMutex,      // consul_mutex.h
+  kFair,       // consul_fair_lock.h
+  kSemaphore,  // consul_semaphore.h
 };
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
@@ -63,8 +64,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // (unless it runs in one). Idempotent.
   void Shutdown();
 
-  // The lock of `kind` named `name`: one object per kind and canonical name.
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name, LockKind kind);
+  // The lock of `kind` named `name`: one object per kind and canonical name. A semaphore's
+  // `limit` must be the same on every call for a name (else FailedPrecondition naming both).
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name, LockKind kind,
+                                                           int limit = 1);
 
   // --- For DistributedLock --------------------------------------------------------------------
 
@@ -123,6 +126,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
  private:
   void OnSessionEvent(const InstanceSession::Event& event);
+  // The tier 2 of a new lock of `kind`.
+  std::unique_ptr<RemoteLock> NewRemote(LockKind kind, const std::string& canonical, int limit);
   // Closes the core and every lock with `reason`; false if it was already closed.
   bool CloseAll(const absl::Status& reason);
 

@@ -52,6 +52,11 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetFairLock(absl::
   return core_->GetLock(name, LockKind::kFair);
 }
 
+absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetSemaphore(absl::string_view name,
+                                                                           int limit) {
+  return core_->GetLock(name, LockKind::kSemaphore, limit);
+}
+
 absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& repository,
                                                             LockManagerOptions options) {
   InstanceSession* session = GetInstanceSession(repository);

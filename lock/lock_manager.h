@@ -83,7 +83,9 @@ struct LockManagerOptions {
 // Checks `options`. Errors: InvalidArgument naming the field.
 absl::Status ValidateLockManagerOptions(const LockManagerOptions& options);
 
-// A named lock shared by every thread of the process that uses the same manager.
+// A named lock shared by every thread of the process that uses the same manager; or a
+// semaphore, which up to capacity() threads (across every process) hold at once, each with a
+// permit of its own: for a semaphore, "holds the lock" below reads "holds a permit".
 class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
  public:
   // Called once per lost hold, on a listener worker of the repository's watch engine (never on a
@@ -125,6 +127,9 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   // instance session until the session ends.
   absl::Status Unlock();
 
+  // How many threads may hold it at once: 1 for a lock, the limit for a semaphore.
+  int capacity() const { return capacity_; }
+
   // True iff the calling thread holds the lock.
   bool IsHeldByCurrentThread() const;
   // The calling thread's hold count (0 if it does not hold the lock).
@@ -152,9 +157,10 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
                                     absl::string_view value);
   friend absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key);
 
-  // A lock whose tier 2 is `remote` (made on `core`).
-  DistributedLock(std::shared_ptr<LockCore> core, std::string name,
-                  std::unique_ptr<RemoteLock> remote);
+  // A lock (`noun` "lock") or semaphore whose tier 2 is `remote` (made on `core`), which up to
+  // `capacity` threads may hold at once.
+  DistributedLock(std::shared_ptr<LockCore> core, std::string name, absl::string_view noun,
+                  int capacity, std::unique_ptr<RemoteLock> remote);
 
   // Lock/TryLock with `deadline` (InfiniteFuture: no deadline). Requests are cut at
   // `request_deadline` (`deadline`, or InfiniteFuture for Lock and the single attempt of a
@@ -174,36 +180,54 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
 
   // Follows the fence key of hold `hold` (LockCore::WatchHeldKey).
   void WatchHeldKey(uint64_t hold, const RemoteHold& remote);
+  // Marks the holds in `ids` lost with `reason`.
+  void MarkAllLost(const std::vector<uint64_t>& ids, const absl::Status& reason);
   // Marks hold `hold_id` lost (if it is current and not lost yet) and schedules the listeners.
   void MarkLost(uint64_t hold_id, absl::Status reason);
-  // Marks the current hold lost if it was acquired with `session_id`.
+  // Marks the holds acquired with `session_id` lost.
   void OnSessionLost(const std::string& session_id);
-  // Fails later calls and waiters with `reason`; the current hold, if any, is lost.
+  // Fails later calls and waiters with `reason`; the current holds are lost.
   void Close(const absl::Status& reason);
   // Calls the listeners about a lost hold (as a task of the manager, LockCore::Deliver).
   void NotifyLost(const absl::Status& reason);
   absl::Status Prefixed(absl::string_view op, const absl::Status& status) const;
 
+  // One thread's hold: tier 1 (a slot) and, once acquired, tier 2.
+  struct Hold {
+    int count = 0;  // re-entries; 0 while acquiring or releasing
+    RemoteHold remote;
+    uint64_t id = 0;         // unique per manager
+    uint64_t key_watch = 0;  // the key watch following remote.key; 0: none
+    absl::Status lost;       // not OK: the hold was lost, and why
+  };
+
+  // The hold of thread `thread` (count > 0), or null.
+  Hold* HeldBy(std::thread::id thread) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const Hold* HeldBy(std::thread::id thread) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The held hold with id `id`, or null.
+  Hold* HoldWithId(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const std::shared_ptr<LockCore> core_;
   const std::string name_;
-  // Tier 2: used only by the tier-1 owner (and the task that holds tier 1 reserved).
+  const std::string noun_;  // "lock", "semaphore": for errors
+  const std::string what_;  // "lock 'a/b'", "semaphore 'a/b'"
+  const int capacity_;      // how many threads may hold it at once
+  // Tier 2: used only by threads holding a slot of tier 1 (and the tasks that keep one
+  // reserved); one at a time when the capacity is 1.
   const std::unique_ptr<RemoteLock> remote_;
 
   mutable absl::Mutex mu_;
   absl::Status closed_ ABSL_GUARDED_BY(mu_);  // not OK once closed: why
-  // Tier 1: the thread acquiring, holding or releasing the lock (default id: none), its hold
-  // count (0 while acquiring or releasing), and the waiting tickets in arrival order.
-  std::thread::id owner_ ABSL_GUARDED_BY(mu_);
-  // Tier 1 is reserved by ReleaseInBackground's task: nobody may take the lock.
-  bool releasing_unknown_ ABSL_GUARDED_BY(mu_) = false;
-  int holds_ ABSL_GUARDED_BY(mu_) = 0;
+  // Tier 1: the threads acquiring, holding or releasing a slot, and the waiting tickets in
+  // arrival order.
+  std::map<std::thread::id, Hold> holds_ ABSL_GUARDED_BY(mu_);
+  // Slots reserved by ReleaseInBackground's tasks: nobody may take them.
+  int releasing_unknown_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);
-  // Tier 2: the current hold in Consul (remote_lock.h), and the hold's id (unique per manager).
-  RemoteHold held_ ABSL_GUARDED_BY(mu_);
-  uint64_t hold_id_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t key_watch_ ABSL_GUARDED_BY(mu_) = 0;  // the current hold's key watch; 0: none
-  absl::Status lost_ ABSL_GUARDED_BY(mu_);       // not OK: the current/last hold was lost, and why
+  // The most recent hold, current or ended, for lost() of threads that hold nothing.
+  uint64_t latest_hold_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status latest_lost_ ABSL_GUARDED_BY(mu_);
   // Called by tasks of the manager (LockCore::Deliver); thread-safe on its own.
   ListenerRegistry<const std::string&, const absl::Status&> listeners_{"lock lost listener"};
 };
@@ -235,9 +259,21 @@ class LockManager {
   // contenders in the order they asked for it (FIFO), and a release wakes only the next one
   // (consul_fair_lock.h). Its Consul keys are apart from the mutex's, so a fair lock and a mutex
   // of the same name are two different locks. Tier 1, re-entry, deadlines, loss and fenced
-  // writes are as for the mutex; the fence key of a hold is the holder's queue entry. Errors
-  // as GetLock.
+  // writes are as for the mutex; the fence key of a hold is the lock's owner key. Errors as
+  // GetLock.
   absl::StatusOr<std::shared_ptr<DistributedLock>> GetFairLock(absl::string_view name);
+
+  // The semaphore named `name` with `limit` permits (1 to kMaxSemaphoreLimit): across every
+  // process at most `limit` threads hold it at once (consul_semaphore.h). It is a
+  // DistributedLock of capacity() `limit`: Lock/TryLock take a permit for the calling thread
+  // (re-entry counts, as for a lock), Unlock gives it back; deadlines, loss, lost listeners and
+  // fenced writes (checking the holder's own entry) are as for the mutex. Tier 1 lets up to
+  // `limit` threads of the process on to Consul at once, in FIFO order. Its keys are apart from
+  // the locks'. Errors as GetLock; InvalidArgument for a limit out of range; FailedPrecondition
+  // if this manager already has the semaphore with another limit. A limit that disagrees with
+  // the one stored in Consul fails Lock/TryLock with FailedPrecondition naming both (unless no
+  // holder is alive: then the new limit replaces the old).
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetSemaphore(absl::string_view name, int limit);
 
  private:
   explicit LockManager(std::shared_ptr<LockCore> core);

@@ -55,4 +55,8 @@ std::string FairLockQueuePrefix(const KeySpace& space, absl::string_view canonic
   return absl::StrCat(space.TreePrefix("/fair-queue"), canonical, "/");
 }
 
+std::string SemaphorePrefix(const KeySpace& space, absl::string_view canonical) {
+  return absl::StrCat(space.TreePrefix("/semaphore"), canonical, "/");
+}
+
 }  // namespace registry::lock

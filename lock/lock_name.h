@@ -55,6 +55,13 @@ std::string LockConsulKey(const KeySpace& space, absl::string_view canonical);
 std::string FairLockOwnerKey(const KeySpace& space, absl::string_view canonical);
 std::string FairLockQueuePrefix(const KeySpace& space, absl::string_view canonical);
 
+// The semaphore with canonical name `canonical` (consul_semaphore.h) lives under
+// "ns/semaphore/a/b/": that folder key is its holders record, and its holders' entries are
+// "ns/semaphore/a/b/<session>.<16 hex digits>/", bound to their sessions. The record of a
+// deeper semaphore ("ns/semaphore/a/b/c/") is never bound to a session, so it is never taken
+// for an entry of "a/b", and the entries of "a/b/c" are two segments below "a/b".
+std::string SemaphorePrefix(const KeySpace& space, absl::string_view canonical);
+
 }  // namespace registry::lock
 
 #endif  // LOCK_LOCK_NAME_H_

@@ -2,15 +2,17 @@
 //
 // RemoteLock is tier 2 of a two-tier lock (internal to lock/): the Consul side of one lock,
 // driven only by the thread that owns the lock's tier 1 (DistributedLock, lock_manager.h), which
-// is written once over this interface. Each Consul recipe implements it: the mutex today
-// (consul_mutex.h); the fair lock, the semaphore and the read/write lock next.
+// is written once over this interface. Each Consul recipe implements it: the mutex
+// (consul_mutex.h), the fair lock (consul_fair_lock.h) and the semaphore (consul_semaphore.h).
 //
 // A hold is fenced: it is named by the instance session, the recipe's fence key of the hold, and
 // that key's ModifyIndex at the acquisition. A release, a resent release or a fenced write checks
 // that index, so it never acts on a later hold of the same process (fenced_write.cc).
 //
-// Thread safety: one call at a time, from the tier-1 owner (ReleasePending from the task that
-// holds tier 1 reserved); the object must not outlive the LockCore it uses.
+// Thread safety: called only by threads holding a slot of tier 1 (ReleasePending from the task
+// that keeps one reserved): one call at a time for a lock, which has one slot; a recipe behind a
+// lock of more slots (the semaphore) takes concurrent calls. The object must not outlive the
+// LockCore it uses.
 #ifndef LOCK_REMOTE_LOCK_H_
 #define LOCK_REMOTE_LOCK_H_
 
@@ -26,11 +28,11 @@
 namespace registry::lock {
 
 // A hold in Consul: the session, the key that fences the hold (the mutex's key, the fair lock's
-// owner key), and its ModifyIndex at the acquisition. Every hold of the process uses the
-// instance session; the index tells them apart (the key's ModifyIndex changes with every
-// acquisition and release, and with nothing else while it is held). The lock monitor follows
-// the key while the lock is held. `entry` is a recipe's own key of the hold besides it (the fair
-// lock's queue entry), or "".
+// owner key, the semaphore holder's entry), and its ModifyIndex at the acquisition. Every hold of
+// the process uses the instance session; the index tells them apart (the key's ModifyIndex changes
+// with every acquisition and release, and with nothing else while it is held). The lock monitor
+// follows the key while the lock is held. `entry` is a recipe's own key of the hold besides it (the
+// fair lock's queue entry), or "".
 struct RemoteHold {
   std::string session;
   std::string key;
@@ -42,7 +44,8 @@ class RemoteLock {
  public:
   virtual ~RemoteLock() = default;
 
-  // Where the lock lives in Consul: the mutex's key, the fair lock's queue prefix.
+  // Where the lock lives in Consul: the mutex's key, the fair lock's owner key, the
+  // semaphore's holders record.
   virtual const std::string& consul_key() const = 0;
 
   // Acquires the lock in Consul: the hold, or nullopt when `deadline` passed first (nothing is

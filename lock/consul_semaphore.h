@@ -1,0 +1,91 @@
+// lock/consul_semaphore.h
+//
+// ConsulSemaphore is the tier 2 of a semaphore (remote_lock.h): at most `limit` holders across
+// every process, each named by a contender entry of its own. It follows Consul's semaphore
+// recipe (the Go api's) with what a lock needs besides:
+//
+//   ns/semaphore/a/b/                          the holders record: {"Limit":3,"Holders":{...}}
+//   ns/semaphore/a/b/<session>.<16 hex>/       a holder's entry, bound to its instance session
+//
+// - Take. One read of the tree (record + entries) decides: the holders whose entry is gone are
+//   dead; if fewer than `limit` are alive, one txn locks the caller's new entry with the
+//   instance session and updates the record by check-and-set (its ModifyIndex as read) to hold
+//   the entry's name. A check-and-set that lost a race reads again at once.
+// - Prune. Dead holders are removed by whoever updates the record when their places are needed.
+//   A holder whose session ended is not yet known to be gone by its owner, so the txn also
+//   `lock`s each pruned entry's key before deleting it: Consul refuses that while the key is
+//   under its lock-delay (set when the session ended), and the taker retries every lock_retry.
+//   A holder that lost its session thus keeps its place for the lock-delay, as a mutex holder
+//   keeps its key.
+// - Wait. With `limit` holders alive, a waiter blocks on the tree's index (a blocking
+//   `?recurse`): a release deletes an entry, a dead holder's entry goes with its session, and
+//   either wakes the waiters, who decide again on what the blocking read returned.
+// - Release. One delete of the entry; the record is pruned lazily by the next taker that needs
+//   the place (the entry is gone, and no lock-delay applies to a plain delete). Entries are
+//   never reused (session + random number), so a late delete cannot touch a later hold. Fenced
+//   writes check the entry's ModifyIndex.
+// - Limit. The record's limit is the semaphore's. A caller asking for another gets
+//   FailedPrecondition naming both, unless no holder is alive: then the record takes the new one.
+//
+// Uncontended, an acquire + release costs three requests: the read, the take txn and the delete.
+//
+// Thread safety: Acquire, Release and ReleasePending may be called concurrently (one
+// semaphore is held by up to `limit` threads of a process).
+#ifndef LOCK_CONSUL_SEMAPHORE_H_
+#define LOCK_CONSUL_SEMAPHORE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "lock/lock_core.h"
+#include "lock/remote_lock.h"
+
+namespace registry::lock {
+
+// The largest limit a semaphore may have: its record names every holder and must stay well
+// below Consul's value size limit.
+inline constexpr int kMaxSemaphoreLimit = 1024;
+
+// The holders record of a semaphore as stored in Consul.
+struct SemaphoreRecord {
+  int limit = 0;
+  std::vector<std::string> holders;  // entry names (the segment below the prefix), sorted
+};
+
+// The record's JSON. Errors: InvalidArgument saying what is wrong with `json`.
+absl::StatusOr<SemaphoreRecord> ParseSemaphoreRecord(absl::string_view json);
+std::string SemaphoreRecordJson(const SemaphoreRecord& record);
+
+class ConsulSemaphore final : public RemoteLock {
+ public:
+  // The semaphore called `name` (canonical, for errors) of at most `limit` holders, whose
+  // record is the Consul key `prefix` (ending with '/'); `core` must outlive it.
+  ConsulSemaphore(LockCore& core, std::string name, std::string prefix, int limit);
+
+  const std::string& consul_key() const override { return prefix_; }
+  absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
+                                                    absl::Time request_deadline,
+                                                    absl::string_view op,
+                                                    std::string* pending_release) override;
+  absl::Status Release(const RemoteHold& hold) override;
+  // `pending` is the entry of a take whose answer was lost.
+  void ReleasePending(const std::string& pending) override;
+  void ForgetLostHold(const RemoteHold& hold) override;
+
+ private:
+  absl::Status DeleteEntry(const std::string& entry);
+
+  LockCore& core_;
+  const std::string name_;
+  const std::string prefix_;
+  const int limit_;
+};
+
+}  // namespace registry::lock
+
+#endif  // LOCK_CONSUL_SEMAPHORE_H_
