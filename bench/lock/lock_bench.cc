@@ -3,8 +3,9 @@
 //
 //   lock_bench [--cycles=1000] [--handoffs=200] [--settle_ms=5] [--server=dev]
 //
-//   - for the mutex and the fair lock: requests per uncontended Lock()+Unlock() (from the dev
-//     server's request counters; the design targets are 2 and 3) and the latency of such a
+//   - for the mutex, the fair lock and the semaphore (limit 1): requests per uncontended
+//     Lock()+Unlock() (from the dev server's request counters; the design targets are 2, 3 and
+//     at most 4) and the latency of such a
 //     cycle; the handoff latency between two instances; and how many blocked waiters one
 //     release wakes, with 1, 8 and 32 waiting instances (the dev server's count of woken
 //     blocking queries; the fair lock's target is 1 whatever the number). A handoff: from the
@@ -122,19 +123,35 @@ std::vector<absl::Duration> Handoffs(DistributedLock& first, DistributedLock& se
   return samples;
 }
 
-// The lock `name` of `manager`: the mutex, or with `fair` the fair lock.
-std::shared_ptr<DistributedLock> LockOf(LockManager& manager, const std::string& name, bool fair) {
-  return Check(fair ? manager.GetFairLock(name) : manager.GetLock(name));
+// The recipes measured. The semaphore has limit 1 here, so that its handoffs and wake-ups compare
+// with the locks'.
+enum class Recipe { kMutex, kFair, kSemaphore };
+constexpr Recipe kRecipes[] = {Recipe::kMutex, Recipe::kFair, Recipe::kSemaphore};
+
+// The lock `name` of `manager` made by `recipe`.
+std::shared_ptr<DistributedLock> LockOf(LockManager& manager, const std::string& name,
+                                        Recipe recipe) {
+  switch (recipe) {
+    case Recipe::kFair:
+      return Check(manager.GetFairLock(name));
+    case Recipe::kSemaphore:
+      return Check(manager.GetSemaphore(name, 1));
+    case Recipe::kMutex:
+      break;
+  }
+  return Check(manager.GetLock(name));
 }
 
-const char* KindName(bool fair) { return fair ? "fair" : "mutex"; }
+const char* KindName(Recipe recipe) {
+  return recipe == Recipe::kFair ? "fair" : (recipe == Recipe::kSemaphore ? "semaphore" : "mutex");
+}
 
 // Uncontended Lock()+Unlock() cycles: their latency and, on the dev server, the requests each.
 nlohmann::json Uncontended(const bench::BenchServer& server, const ConsulRepositoryOptions& options,
-                           bool fair) {
+                           Recipe recipe) {
   std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
   std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
-  std::shared_ptr<DistributedLock> lock = LockOf(*manager, "uncontended", fair);
+  std::shared_ptr<DistributedLock> lock = LockOf(*manager, "uncontended", recipe);
   Check(lock->Lock());  // creates the instance session
   Check(lock->Unlock());
   server.ResetRequestCounts();
@@ -165,7 +182,7 @@ nlohmann::json Uncontended(const bench::BenchServer& server, const ConsulReposit
 // server's count of woken blocking queries is read once the next holder has the lock. The
 // mean over the releases; null unless the dev server.
 nlohmann::json WokenPerRelease(const bench::BenchServer& server,
-                               const ConsulRepositoryOptions& options, bool fair, int waiters) {
+                               const ConsulRepositoryOptions& options, Recipe recipe, int waiters) {
   if (server.RequestCounts().empty()) return nullptr;  // only the dev server counts
   LockManagerOptions quiet;
   quiet.monitor_delay = absl::InfiniteDuration();  // no key watch of the holder in the counts
@@ -175,11 +192,11 @@ nlohmann::json WokenPerRelease(const bench::BenchServer& server,
     std::shared_ptr<DistributedLock> lock;
   };
   std::vector<Instance> instances(waiters + 1);
-  const std::string name = absl::StrCat("herd-", KindName(fair), "-", waiters);
+  const std::string name = absl::StrCat("herd-", KindName(recipe), "-", waiters);
   for (Instance& instance : instances) {
     instance.repository = Check(NewConsulRepository(options));
     instance.manager = Check(NewLockManager(*instance.repository, quiet));
-    instance.lock = LockOf(*instance.manager, name, fair);
+    instance.lock = LockOf(*instance.manager, name, recipe);
   }
   absl::Mutex mu;
   int acquisitions ABSL_GUARDED_BY(mu) = 0;      // by the waiters
@@ -248,19 +265,19 @@ int Run() {
   out["bare_get"] = Percentiles(gets);
   out["bare_put"] = Percentiles(puts);
 
-  for (bool fair : {false, true}) {
-    const char* kind = KindName(fair);
-    out["uncontended"][kind] = Uncontended(*server, options, fair);
+  for (Recipe recipe : kRecipes) {
+    const char* kind = KindName(recipe);
+    out["uncontended"][kind] = Uncontended(*server, options, recipe);
     // Handoff between two repository instances.
     std::unique_ptr<Repository> first_repository = Check(NewConsulRepository(options));
     std::unique_ptr<Repository> second_repository = Check(NewConsulRepository(options));
     std::unique_ptr<LockManager> first = Check(NewLockManager(*first_repository));
     std::unique_ptr<LockManager> second = Check(NewLockManager(*second_repository));
-    out["handoff_between_instances"][kind] =
-        Percentiles(Handoffs(*LockOf(*first, "remote", fair), *LockOf(*second, "remote", fair)));
+    out["handoff_between_instances"][kind] = Percentiles(
+        Handoffs(*LockOf(*first, "remote", recipe), *LockOf(*second, "remote", recipe)));
     for (int waiters : {1, 8, 32}) {
       out["woken_per_release"][kind][std::to_string(waiters)] =
-          WokenPerRelease(*server, options, fair, waiters);
+          WokenPerRelease(*server, options, recipe, waiters);
     }
   }
 
