@@ -2,7 +2,8 @@
 //
 // ConsulSemaphore is the tier 2 of a semaphore (remote_lock.h): at most `limit` holders across
 // every process, each named by a contender entry of its own. It follows Consul's semaphore
-// recipe (the Go api's) with what a lock needs besides:
+// recipe (the Go api's) with what a lock needs besides; the rounds, prunes and release are a
+// record lock's (record_lock.h):
 //
 //   ns/semaphore/a/b/                          the holders record: {"Limit":3,"Holders":{...}}
 //   ns/semaphore/a/b/<session>.<16 hex>/       a holder's entry, bound to its instance session
@@ -29,8 +30,8 @@
 //
 // Uncontended, an acquire + release costs three requests: the read, the take txn and the delete.
 //
-// Thread safety: Acquire, Release and ReleasePending may be called concurrently (one
-// semaphore is held by up to `limit` threads of a process).
+// Thread safety: Acquire, Release and ReleasePending may be called concurrently (a semaphore is
+// held by up to `limit` threads of a process).
 #ifndef LOCK_CONSUL_SEMAPHORE_H_
 #define LOCK_CONSUL_SEMAPHORE_H_
 
@@ -43,6 +44,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "lock/lock_core.h"
+#include "lock/record_lock.h"
 #include "lock/remote_lock.h"
 
 namespace registry::lock {
@@ -61,28 +63,18 @@ struct SemaphoreRecord {
 absl::StatusOr<SemaphoreRecord> ParseSemaphoreRecord(absl::string_view json);
 std::string SemaphoreRecordJson(const SemaphoreRecord& record);
 
-class ConsulSemaphore final : public RemoteLock {
+class ConsulSemaphore final : public RecordLock {
  public:
   // The semaphore called `name` (canonical, for errors) of at most `limit` holders, whose
   // record is the Consul key `prefix` (ending with '/'); `core` must outlive it.
   ConsulSemaphore(LockCore& core, std::string name, std::string prefix, int limit);
 
-  const std::string& consul_key() const override { return prefix_; }
   absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                     absl::Time request_deadline,
                                                     absl::string_view op,
                                                     std::string* pending_release) override;
-  absl::Status Release(const RemoteHold& hold) override;
-  // `pending` is the entry of a take whose answer was lost.
-  void ReleasePending(const std::string& pending) override;
-  void ForgetLostHold(const RemoteHold& hold) override;
 
  private:
-  absl::Status DeleteEntry(const std::string& entry);
-
-  LockCore& core_;
-  const std::string name_;
-  const std::string prefix_;
   const int limit_;
 };
 
