@@ -305,6 +305,12 @@ absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetFairLock(absl::stri
       absl::StrCat("this registry plugin has no fair locks (fair lock '", name, "')"));
 }
 
+absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetSemaphore(absl::string_view name,
+                                                                       int limit) {
+  return absl::UnimplementedError(absl::StrCat(
+      "this registry plugin has no semaphores (semaphore '", name, "', limit ", limit, ")"));
+}
+
 int ReportStatus(const absl::Status& status, RegistryError* error) noexcept {
   const int code = static_cast<int>(status.code());
   if (status.ok()) return REGISTRY_OK;

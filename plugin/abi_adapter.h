@@ -57,7 +57,7 @@ class LockBackend {
   virtual absl::Status DeleteIfHeld(absl::string_view key) = 0;
 };
 
-// The locks of one repository. Thread safety: GetLock may be called concurrently.
+// The locks of one repository. Thread safety: the getters may be called concurrently.
 class LockService {
  public:
   // Fails waiters and reports held locks lost; must not run inside a lost listener.
@@ -68,6 +68,12 @@ class LockService {
   // The fair lock called `name` (registry_plugin.h get_fair_lock). Errors as GetLock;
   // Unimplemented by default: the service has no fair locks.
   virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetFairLock(absl::string_view name);
+  // The semaphore called `name` with `limit` permits (registry_plugin.h get_semaphore), whose
+  // Lock/TryLock take a permit and Unlock gives it back. Errors as GetLock; InvalidArgument
+  // naming a limit out of range; FailedPrecondition if the service has it with another limit;
+  // Unimplemented by default: the service has no semaphores.
+  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetSemaphore(absl::string_view name,
+                                                                    int limit);
 };
 
 struct PluginDescriptor {

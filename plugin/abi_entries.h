@@ -56,7 +56,8 @@ constexpr bool MinorIncludes(uint32_t minor, uint32_t entry_minor) { return mino
   X(REGISTRY_PLUGIN_ABI_MINOR_LOCK, remove_lock_lost_listener, &RemoveLockLostListener)     \
   X(REGISTRY_PLUGIN_ABI_MINOR_LOCK, persist_if_held, &PersistIfHeld)                        \
   X(REGISTRY_PLUGIN_ABI_MINOR_LOCK, delete_if_held, &DeleteIfHeld)                          \
-  X(REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK, get_fair_lock, &GetFairLock)
+  X(REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK, get_fair_lock, &GetFairLock)                      \
+  X(REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE, get_semaphore, &GetSemaphore)
 // clang-format on
 
 #endif  // REGISTRY_PLUGIN_ABI_ENTRIES_H_

@@ -1,7 +1,8 @@
 // plugin/abi_lock.cc
 //
-// The 1.2 and 1.3 entries of the C table: named locks (get_lock ... delete_if_held) and fair
-// locks (get_fair_lock) over the plugin's LockService / LockBackend.
+// The 1.2, 1.3 and 1.4 entries of the C table: named locks (get_lock ... delete_if_held), fair
+// locks (get_fair_lock) and semaphores (get_semaphore) over the plugin's LockService /
+// LockBackend.
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,10 +35,11 @@ absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char*
   return repository.locks.get();
 }
 
-// get_lock and get_fair_lock: a handle for the lock `get` finds in the repository's service.
-int GetLockHandle(
-    RegistryRepository* repository, const char* name, RegistryLock** out, RegistryError* error,
-    absl::StatusOr<std::shared_ptr<LockBackend>> (LockService::*get)(absl::string_view)) noexcept {
+// get_lock, get_fair_lock and get_semaphore: a handle for what `get` (called with the
+// repository's service) finds.
+template <typename Get>
+int GetLockHandle(RegistryRepository* repository, const char* name, RegistryLock** out,
+                  RegistryError* error, Get get) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     *out = nullptr;
@@ -45,7 +47,7 @@ int GetLockHandle(
     if (name == nullptr) return NullArgument("name");
     absl::StatusOr<LockService*> locks = LocksOf(*repository, name);
     if (!locks.ok()) return locks.status();
-    absl::StatusOr<std::shared_ptr<LockBackend>> backend = ((*locks)->*get)(name);
+    absl::StatusOr<std::shared_ptr<LockBackend>> backend = get(**locks);
     if (!backend.ok()) return backend.status();
     *out = new RegistryLock(std::move(*backend));
     return absl::OkStatus();
@@ -56,12 +58,21 @@ int GetLockHandle(
 
 int GetLock(RegistryRepository* repository, const char* name, RegistryLock** out,
             RegistryError* error) noexcept {
-  return GetLockHandle(repository, name, out, error, &LockService::GetLock);
+  return GetLockHandle(repository, name, out, error,
+                       [name](LockService& locks) { return locks.GetLock(name); });
 }
 
 int GetFairLock(RegistryRepository* repository, const char* name, RegistryLock** out,
                 RegistryError* error) noexcept {
-  return GetLockHandle(repository, name, out, error, &LockService::GetFairLock);
+  return GetLockHandle(repository, name, out, error,
+                       [name](LockService& locks) { return locks.GetFairLock(name); });
+}
+
+int GetSemaphore(RegistryRepository* repository, const char* name, int32_t limit,
+                 RegistryLock** out, RegistryError* error) noexcept {
+  return GetLockHandle(repository, name, out, error, [name, limit](LockService& locks) {
+    return locks.GetSemaphore(name, static_cast<int>(limit));
+  });
 }
 
 void ReleaseLock(RegistryLock* lock) noexcept {

@@ -4,10 +4,14 @@
 #include <string>
 #include <utility>
 
+#include "lock/consul_semaphore.h"
 #include "lock/lock_manager.h"
 
 namespace registry::plugin {
 namespace {
+
+// The C ABI promises hosts the semaphore limits the lock layer takes.
+static_assert(REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX == lock::kMaxSemaphoreLimit);
 
 class ConsulLock final : public LockBackend {
  public:
@@ -45,6 +49,11 @@ class ConsulLockService final : public LockService {
 
   absl::StatusOr<std::shared_ptr<LockBackend>> GetFairLock(absl::string_view name) override {
     return Wrapped(manager_->GetFairLock(name));
+  }
+
+  absl::StatusOr<std::shared_ptr<LockBackend>> GetSemaphore(absl::string_view name,
+                                                            int limit) override {
+    return Wrapped(manager_->GetSemaphore(name, limit));
   }
 
  private:

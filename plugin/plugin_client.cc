@@ -219,21 +219,33 @@ void PluginRepository::RemoveDataListener(absl::string_view key) {
 
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetLock(absl::string_view name) {
   if (!SupportsLocks()) return Missing("locks", REGISTRY_PLUGIN_ABI_MINOR_LOCK);
-  return LockHandle(name, api_.get_lock);
+  return LockHandle(name, [this](const char* n, RegistryLock** out, RegistryError* error) {
+    return api_.get_lock(handle_, n, out, error);
+  });
 }
 
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetFairLock(absl::string_view name) {
   if (!SupportsFairLocks()) return Missing("fair locks", REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK);
-  return LockHandle(name, api_.get_fair_lock);
+  return LockHandle(name, [this](const char* n, RegistryLock** out, RegistryError* error) {
+    return api_.get_fair_lock(handle_, n, out, error);
+  });
+}
+
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetSemaphore(absl::string_view name,
+                                                                           int limit) {
+  if (!SupportsSemaphores()) return Missing("semaphores", REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE);
+  return LockHandle(name, [this, limit](const char* n, RegistryLock** out, RegistryError* error) {
+    return api_.get_semaphore(handle_, n, static_cast<int32_t>(limit), out, error);
+  });
 }
 
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::LockHandle(
     absl::string_view name,
-    int (*get)(RegistryRepository*, const char*, RegistryLock**, RegistryError*)) {
+    absl::FunctionRef<int(const char* name, RegistryLock** out, RegistryError* error)> get) {
   const std::string n(name);
   RegistryLock* lock = nullptr;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, get(handle_, n.c_str(), &lock, &error), &error);
+  absl::Status status = TakeStatus(api_, get(n.c_str(), &lock, &error), &error);
   if (!status.ok()) return status;
   return std::make_unique<PluginLock>(library_, api_, lock, n);
 }
@@ -253,6 +265,12 @@ bool PluginRepository::SupportsFairLocks() const {
   return SupportsLocks() &&
          REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK &&
          REGISTRY_PLUGIN_API_HAS(&api_, get_fair_lock) && api_.get_fair_lock != nullptr;
+}
+
+bool PluginRepository::SupportsSemaphores() const {
+  return SupportsLocks() &&
+         REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE &&
+         REGISTRY_PLUGIN_API_HAS(&api_, get_semaphore) && api_.get_semaphore != nullptr;
 }
 
 absl::Status PluginRepository::Close() {

@@ -161,11 +161,16 @@ class PluginRepository final : public Repository {
   // The fair lock called `name` (registry_plugin.h get_fair_lock), used as a PluginLock. Errors:
   // as get_fair_lock; Unimplemented when the negotiated ABI has no fair locks (below 1.3).
   absl::StatusOr<std::unique_ptr<PluginLock>> GetFairLock(absl::string_view name);
+  // The semaphore called `name` with `limit` permits (registry_plugin.h get_semaphore), used as
+  // a PluginLock whose Lock/TryLock take a permit and Unlock gives it back. Errors: as
+  // get_semaphore; Unimplemented when the negotiated ABI has no semaphores (below 1.4).
+  absl::StatusOr<std::unique_ptr<PluginLock>> GetSemaphore(absl::string_view name, int limit);
 
-  // Whether the negotiated table has the watch / lock / fair lock entries.
+  // Whether the negotiated table has the watch / lock / fair lock / semaphore entries.
   bool SupportsWatches() const;
   bool SupportsLocks() const;
   bool SupportsFairLocks() const;
+  bool SupportsSemaphores() const;
 
   absl::Status Close() override;
 
@@ -186,11 +191,11 @@ class PluginRepository final : public Repository {
                 static_cast<int>(DataChangedEvent::Type::kDeleted) == REGISTRY_DATA_DELETED);
 
   absl::Status Missing(const char* what, uint32_t minor) const;
-  // A PluginLock for the handle that `get` (get_lock or get_fair_lock) gives for `name`.
-  absl::StatusOr<std::unique_ptr<PluginLock>> LockHandle(absl::string_view name,
-                                                         int (*get)(RegistryRepository*,
-                                                                    const char*, RegistryLock**,
-                                                                    RegistryError*));
+  // A PluginLock for the handle that `get` (a call of get_lock, get_fair_lock or get_semaphore
+  // with the repository's handle) gives for `name`.
+  absl::StatusOr<std::unique_ptr<PluginLock>> LockHandle(
+      absl::string_view name,
+      absl::FunctionRef<int(const char* name, RegistryLock** out, RegistryError* error)> get);
 
   const std::shared_ptr<const PluginLibrary> library_;
   const RegistryPluginApi& api_;  // owned by library_

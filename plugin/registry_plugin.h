@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.3). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.4). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -63,7 +63,7 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 3
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 4
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
 
@@ -71,6 +71,11 @@ extern "C" {
 #define REGISTRY_PLUGIN_ABI_MINOR_WATCH 1     /* add_data_listener, remove_data_listener */
 #define REGISTRY_PLUGIN_ABI_MINOR_LOCK 2      /* get_lock ... delete_if_held */
 #define REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK 3 /* get_fair_lock */
+#define REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE 4 /* get_semaphore */
+
+/* The largest `limit` get_semaphore accepts: a semaphore's record in the store names every
+ * holder, and must stay well below the store's value size limit. */
+#define REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX 1024
 
 /* The name a host passes to dlsym(). */
 #define REGISTRY_PLUGIN_INIT_SYMBOL "RegistryPluginInit"
@@ -345,10 +350,24 @@ struct RegistryPluginApi {
   int (*get_fair_lock)(struct RegistryRepository* repository, const char* name,
                        struct RegistryLock** out, struct RegistryError* error);
 
+  /* ---- 1.4: semaphores (REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE) ---- */
+
+  /* As get_lock, for the semaphore called `name` with `limit` permits (1 to
+   * REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX): across repositories (processes) at most `limit`
+   * threads hold it at once. The handle is used and released with the 1.2 lock entries: lock and
+   * try_lock take a permit for the calling thread (re-entry counts, as for a lock), unlock gives
+   * it back; loss, lost callbacks and fenced writes are as for a lock. A semaphore and a lock of
+   * the same name are different. Errors: as get_lock; REGISTRY_INVALID_ARGUMENT naming a limit
+   * out of range; REGISTRY_FAILED_PRECONDITION if the repository already has the semaphore with
+   * another limit. A limit that disagrees with the one the store has for `name` (while it has
+   * holders) fails lock and try_lock with REGISTRY_FAILED_PRECONDITION naming both. */
+  int (*get_semaphore)(struct RegistryRepository* repository, const char* name, int32_t limit,
+                       struct RegistryLock** out, struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
-/* Every entry of minor 0, 1, 2, 3 fits in a table of at least this many bytes. */
+/* Every entry of minor 0, 1, 2, 3, 4 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
 #define REGISTRY_PLUGIN_API_SIZE_1_1 \
@@ -357,6 +376,8 @@ struct RegistryPluginApi {
   (offsetof(struct RegistryPluginApi, delete_if_held) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_3 \
   (offsetof(struct RegistryPluginApi, get_fair_lock) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_4 \
+  (offsetof(struct RegistryPluginApi, get_semaphore) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

@@ -4,8 +4,8 @@
  * through the C ABI alone: dlopen, RegistryPluginInit, create from YAML against a dev server it
  * starts as a child process on port 0, put/get/children/exists/update/delete, ephemeral keys,
  * watches (1.1: ADDED/UPDATED/DELETED through a C callback), locks (1.2: re-entry, fenced
- * writes), error codes and messages, close, and the release of everything the plugin handed
- * out.
+ * writes), fair locks (1.3), semaphores (1.4: two threads' permits), error codes and messages,
+ * close, and the release of everything the plugin handed out.
  *
  * Usage: c_host PLUGIN.so CONSUL_DEV_SERVER_BINARY
  * Prints one line per failed check; exits 0 iff every check passed. */
@@ -208,6 +208,50 @@ static void ExerciseFairLock(struct RegistryRepository* repo) {
   CHECK(fair == NULL);
 }
 
+/* A second thread of the host takes a permit of `semaphore` and gives it back. */
+struct PermitTry {
+  struct RegistryLock* semaphore;
+  int code;
+  bool acquired;
+};
+static void* TakePermit(void* arg) {
+  struct PermitTry* attempt = arg;
+  struct RegistryError error = {0, NULL};
+  attempt->code = g_api.try_lock(attempt->semaphore, 1000, &attempt->acquired, &error);
+  if (attempt->acquired) attempt->code = g_api.unlock(attempt->semaphore, &error);
+  g_api.release_error(&error);
+  return NULL;
+}
+
+/* The semaphore: a handle used with the lock entries, whose permits two threads hold at once
+ * with a limit of 2; apart from the mutex of the same name; a bad limit is named. */
+static void ExerciseSemaphore(struct RegistryRepository* repo) {
+  struct RegistryError error = {0, NULL};
+  struct RegistryLock* semaphore = NULL;
+  struct RegistryLock* mutex = NULL;
+  bool flag = false;
+  EXPECT_CODE(g_api.get_semaphore(repo, "c_host/pool", 2, &semaphore, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.get_lock(repo, "c_host/pool", &mutex, &error), REGISTRY_OK);
+  if (semaphore == NULL || mutex == NULL) return;
+  EXPECT_CODE(g_api.try_lock(semaphore, 1000, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  struct PermitTry other = {semaphore, -1, false};
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, TakePermit, &other) == 0) pthread_join(thread, NULL);
+  CHECK(other.code == REGISTRY_OK && other.acquired);
+  EXPECT_CODE(g_api.try_lock(mutex, 0, &flag, &error), REGISTRY_OK);
+  CHECK(flag);
+  EXPECT_CODE(g_api.persist_if_held(semaphore, "/fenced-semaphore", "x", 1, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.unlock(mutex, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.unlock(semaphore, &error), REGISTRY_OK);
+  g_api.release_lock(mutex);
+  g_api.release_lock(semaphore);
+  CHECK(g_api.get_semaphore(repo, "c_host/pool", 0, &semaphore, &error) ==
+        REGISTRY_INVALID_ARGUMENT);
+  CHECK(semaphore == NULL && error.message != NULL && strstr(error.message, "limit 0") != NULL);
+  g_api.release_error(&error);
+}
+
 /* Checks that `children` holds exactly `want` (count `n`), in order. */
 static void ExpectChildren(char** children, size_t count, const char* const* want, size_t n) {
   CHECK(count == n);
@@ -289,6 +333,7 @@ static void Exercise(struct RegistryRepository* repo) {
   ExerciseWatch(repo);
   ExerciseLock(repo);
   ExerciseFairLock(repo);
+  ExerciseSemaphore(repo);
   EXPECT_CODE(g_api.get(repo, "/fenced", &value, &len, &found, &error), REGISTRY_OK);
   CHECK(found && strcmp(value, "under lock") == 0);
   g_api.release_value(value);
@@ -329,6 +374,7 @@ int main(int argc, char** argv) {
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, destroy) && g_api.destroy != NULL);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, delete_if_held) && g_api.delete_if_held != NULL);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_fair_lock) && g_api.get_fair_lock != NULL);
+    CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_semaphore) && g_api.get_semaphore != NULL);
     CHECK(strcmp(g_api.repository_type, "Consul") == 0);
   }
 

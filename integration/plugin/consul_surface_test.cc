@@ -1,9 +1,10 @@
 // integration/plugin/consul_surface_test.cc
 //
-// The watch (1.1) and lock (1.2) entries of the real Consul plugin, through the C++ wrapper,
-// against a consul-dev-server process: independent removal of watches sharing a key (the
-// adapter multiplexes them over the repository's per-key removal), removal from inside a
-// callback, contention between two repositories (two sessions) and loss on session expiry.
+// The watch (1.1), lock (1.2), fair lock (1.3) and semaphore (1.4) entries of the real Consul
+// plugin, through the C++ wrapper, against a consul-dev-server process: independent removal of
+// watches sharing a key (the adapter multiplexes them over the repository's per-key removal),
+// removal from inside a callback, contention between repositories (sessions), semaphore limits
+// and loss on session expiry.
 #include <memory>
 #include <string>
 #include <vector>
@@ -201,6 +202,46 @@ TEST_F(ConsulSurfaceTest, FairLockThroughTheAbiQueuesApartFromTheMutexAndFencesW
   ASSERT_TRUE((*theirs)->PersistIfHeld("/schema/db/version", "8").ok());
   ASSERT_TRUE((*theirs)->Unlock().ok());
   EXPECT_EQ(**repository_->Get("/schema/db/version"), "8");
+}
+
+TEST_F(ConsulSurfaceTest, SemaphoreThroughTheAbiLetsLimitHoldersInAtOnceAndNoMore) {
+  std::unique_ptr<PluginRepository> second = NewRepository();
+  std::unique_ptr<PluginRepository> third = NewRepository();
+  ASSERT_TRUE(second != nullptr && third != nullptr);
+  absl::StatusOr<std::unique_ptr<PluginLock>> a = repository_->GetSemaphore("pool", 2);
+  absl::StatusOr<std::unique_ptr<PluginLock>> b = second->GetSemaphore("pool", 2);
+  absl::StatusOr<std::unique_ptr<PluginLock>> c = third->GetSemaphore("pool", 2);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ((*a)->TryLock(absl::Seconds(5)).value_or(false), true);
+  EXPECT_EQ((*b)->TryLock(absl::Seconds(5)).value_or(false), true);  // both hold a permit
+  EXPECT_EQ((*c)->TryLock(absl::Milliseconds(200)).value_or(true), false);
+  ASSERT_TRUE((*b)->PersistIfHeld("/pool/by", "second").ok());
+  ASSERT_TRUE((*b)->Unlock().ok());
+  EXPECT_EQ((*c)->TryLock(absl::Seconds(5)).value_or(false), true);  // b's permit
+  ASSERT_TRUE((*c)->Unlock().ok());
+  ASSERT_TRUE((*a)->Unlock().ok());
+  EXPECT_EQ(**repository_->Get("/pool/by"), "second");
+}
+
+TEST_F(ConsulSurfaceTest, SemaphoreLimitsOutOfRangeOrDisagreeingAreErrorsNamingThem) {
+  for (int bad : {0, -1, REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX + 1}) {
+    absl::StatusOr<std::unique_ptr<PluginLock>> semaphore = repository_->GetSemaphore("pool", bad);
+    ASSERT_FALSE(semaphore.ok()) << bad;
+    EXPECT_EQ(semaphore.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(semaphore.status().message(), HasSubstr(absl::StrCat("limit ", bad, " ")));
+  }
+  std::unique_ptr<PluginRepository> other = NewRepository();
+  ASSERT_NE(other, nullptr);
+  absl::StatusOr<std::unique_ptr<PluginLock>> two = repository_->GetSemaphore("pool", 2);
+  absl::StatusOr<std::unique_ptr<PluginLock>> three = other->GetSemaphore("pool", 3);
+  ASSERT_TRUE(two.ok() && three.ok());
+  ASSERT_TRUE((*two)->Lock().ok());
+  absl::StatusOr<bool> refused = (*three)->TryLock(absl::Seconds(5));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              ::testing::AllOf(HasSubstr("limit in Consul is 2"), HasSubstr("asked for 3")));
+  ASSERT_TRUE((*two)->Unlock().ok());
 }
 
 TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites) {

@@ -1,6 +1,6 @@
 // tests/plugin/abi_version_test.cc
 //
-// Minor-version compatibility of the C ABI: hosts built for 1.0 or 1.1 keep working with the
+// Minor-version compatibility of the C ABI: hosts built for 1.0, 1.1 or 1.3 keep working with the
 // current plugin (and get nothing written past their table), and a current host loading a plugin
 // from before 1.1 negotiates down and never calls the entries that plugin lacks.
 #include <dlfcn.h>
@@ -72,17 +72,67 @@ TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries
   EXPECT_EQ(api.get_lock, nullptr);
 }
 
-TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointThree) {
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointFour) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
   const RegistryPluginApi& api = (*library)->api();
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 3));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_3);
-  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_3, sizeof(RegistryPluginApi));
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 4));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_4);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_4, sizeof(RegistryPluginApi));
   EXPECT_NE(api.add_data_listener, nullptr);
   EXPECT_NE(api.delete_if_held, nullptr);
   EXPECT_NE(api.get_fair_lock, nullptr);
+  EXPECT_NE(api.get_semaphore, nullptr);
+}
+
+TEST(AbiVersionTest, HostBuiltForOnePointThreeGetsItsTableAndNothingPastIt) {
+  RawPlugin plugin;
+  ASSERT_NE(plugin.init(), nullptr) << dlerror();
+  // The host's table is REGISTRY_PLUGIN_API_SIZE_1_3 bytes; get_semaphore lies past it.
+  RegistryPluginApi api;
+  std::memset(&api, 0xAB, sizeof(api));
+  std::memset(&api, 0, REGISTRY_PLUGIN_API_SIZE_1_3);
+  api.struct_size = REGISTRY_PLUGIN_API_SIZE_1_3;
+  RegistryError error{};
+  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 3), &api, &error), REGISTRY_OK);
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 3));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_3);
+  EXPECT_NE(api.get_fair_lock, nullptr);
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, get_semaphore));
+  const unsigned char* rest = reinterpret_cast<const unsigned char*>(&api) + api.struct_size;
+  for (size_t i = 0; i < sizeof(api) - api.struct_size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
+}
+
+TEST(AbiVersionTest, HostSpeakingOnePointThreeGetsFairLocksButNoSemaphores) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir}, REGISTRY_PLUGIN_ABI_VERSION(1, 3));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->abi_version(), REGISTRY_PLUGIN_ABI_VERSION(1, 3));
+  EXPECT_EQ((*library)->api().struct_size, REGISTRY_PLUGIN_API_SIZE_1_3);
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->SupportsFairLocks());
+  EXPECT_FALSE((*repository)->SupportsSemaphores());
+  absl::StatusOr<std::unique_ptr<PluginLock>> semaphore = (*repository)->GetSemaphore("s", 2);
+  ASSERT_FALSE(semaphore.ok());
+  EXPECT_EQ(semaphore.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(semaphore.status().message(),
+              AllOf(HasSubstr("ABI 1.3"), HasSubstr("semaphores need 1.4")));
+}
+
+TEST(AbiVersionTest, PluginWhoseLockServiceHasNoSemaphoresSaysSoByName) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir});
+  ASSERT_TRUE(library.ok()) << library.status();
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->SupportsSemaphores());
+  absl::StatusOr<std::unique_ptr<PluginLock>> semaphore = (*repository)->GetSemaphore("pool/a", 3);
+  ASSERT_FALSE(semaphore.ok());
+  EXPECT_EQ(semaphore.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(semaphore.status().message(),
+              HasSubstr("no semaphores (semaphore 'pool/a', limit 3)"));
 }
 
 TEST(AbiVersionTest, HostSpeakingOnePointTwoGetsLocksButNoFairLocks) {
