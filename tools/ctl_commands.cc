@@ -129,6 +129,12 @@ const std::vector<Command>& Commands() {
        "SIGINT/SIGTERM are forwarded to CMD. If the lock is lost while CMD runs, CMD gets "
        "SIGTERM (SIGKILL 5 s later) and registryctl exits 3",
        1, true, &RunLock, /*runs_command_line=*/true},
+      {"semaphore", "NAME --limit N -- CMD ARGS...",
+       "as lock, holding one of the N permits of the semaphore NAME instead, so that at most N "
+       "processes run their commands at once. --limit N (required, 1 to 1024): every process "
+       "must give the same N (another N while the semaphore has holders exits 2). Same "
+       "--timeout-ms, exit codes and loss (exit 3) as lock",
+       1, true, &RunSemaphore, /*runs_command_line=*/true},
   };
   return commands;
 }

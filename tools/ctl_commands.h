@@ -4,11 +4,12 @@
 // a connected repository (loaded through the plugin SPI), its positional arguments (already
 // counted) and its options; it prints its result and returns the process exit code. Adding a
 // command is one function plus one row in the table in ctl_commands.cc. `watch` lives in
-// ctl_watch.cc, `lock` in ctl_lock.cc.
+// ctl_watch.cc, `lock` and `semaphore` in ctl_lock.cc.
 //
-// Exit codes: 0 success; 1 a negative answer (key absent, key already claimed, lock not acquired
-// in time); 2 any error (bad argument, unreachable server, refused by the server); 3 the lock
-// was lost while `lock` ran its command. `lock` otherwise exits with its command's status.
+// Exit codes: 0 success; 1 a negative answer (key absent, key already claimed, lock or permit
+// not acquired in time); 2 any error (bad argument, unreachable server, refused by the server);
+// 3 the lock (or permit) was lost while `lock` (or `semaphore`) ran its command. `lock` and
+// `semaphore` otherwise exit with their command's status.
 //
 // Thread safety: commands run on the main thread; connection notices and watch events arrive on
 // plugin threads and are written in whole lines.
@@ -39,9 +40,10 @@ inline constexpr int kExitCommandNotFound = 127;
 // Options of individual commands (flags that only one command accepts).
 struct CommandOptions {
   bool initial = false;                        // watch --initial
-  std::optional<absl::Duration> lock_timeout;  // lock --timeout-ms
+  std::optional<absl::Duration> lock_timeout;  // lock, semaphore --timeout-ms
   bool fair_lock = false;                      // lock --fair
-  std::vector<std::string> command_line;       // lock: CMD ARGS... (after "--")
+  int semaphore_limit = 0;                     // semaphore --limit
+  std::vector<std::string> command_line;       // lock, semaphore: CMD ARGS... (after "--")
 };
 
 struct CommandContext {
@@ -81,6 +83,10 @@ int RunWatch(const CommandContext& context, const std::vector<std::string>& argu
 
 // `lock NAME [--timeout-ms N] -- CMD ARGS...`: runs CMD holding lock NAME; see ctl_lock.cc.
 int RunLock(const CommandContext& context, const std::vector<std::string>& arguments);
+
+// `semaphore NAME --limit N [--timeout-ms N] -- CMD ARGS...`: as RunLock, holding a permit of
+// the semaphore NAME of N permits.
+int RunSemaphore(const CommandContext& context, const std::vector<std::string>& arguments);
 
 }  // namespace registry::tools
 

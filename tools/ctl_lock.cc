@@ -1,7 +1,9 @@
 // tools/ctl_lock.cc
 //
 // `registryctl lock NAME [--fair] [--timeout-ms N] -- CMD ARGS...`: runs CMD while holding lock
-// NAME (with --fair, the fair lock NAME).
+// NAME (with --fair, the fair lock NAME). `registryctl semaphore NAME --limit N [--timeout-ms N]
+// -- CMD ARGS...` does the same holding a permit of the semaphore NAME: the plugin hands both out
+// as a PluginLock, so one code path serves both, and "the lock" below reads "the permit".
 //
 //  1. Acquire on the main thread, which is also the one that unlocks (locks are held per
 //     thread): one attempt, then, if it did not get the lock, "waiting for the lock" on
@@ -127,6 +129,13 @@ class AcquireInterrupter {
   std::thread thread_;  // declared last: starts once the members it uses exist
 };
 
+// What `lock` or `semaphore` holds while CMD runs, as its messages name it.
+struct Held {
+  std::string what;       // "lock NAME", "fair lock NAME", "semaphore NAME"
+  const char* wait_for;   // "the lock", "a permit"
+  const char* hold_noun;  // "the lock", "the permit"
+};
+
 // What the lost listener (a plugin thread) tells the main thread.
 class LostNotice {
  public:
@@ -191,7 +200,7 @@ struct ChildOutcome {
 };
 
 // Waits for `pid` (see step 2 above).
-ChildOutcome Supervise(const CommandContext& context, const std::string& name, pid_t pid,
+ChildOutcome Supervise(const CommandContext& context, const std::string& what, pid_t pid,
                        LostNotice& lost) {
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   ChildOutcome outcome;
@@ -218,8 +227,8 @@ ChildOutcome Supervise(const CommandContext& context, const std::string& name, p
       if (!outcome.lost_during) {
         outcome.lost_during = true;
         std::fprintf(context.err,
-                     "registryctl: lock %s: lost while the command ran (%s); sending SIGTERM\n",
-                     name.c_str(), lost.reason().c_str());
+                     "registryctl: %s: lost while the command ran (%s); sending SIGTERM\n",
+                     what.c_str(), lost.reason().c_str());
         std::fflush(context.err);
         kill(-pid, SIGTERM);
         kill_at = absl::Now() + kLostGrace;
@@ -236,8 +245,9 @@ ChildOutcome Supervise(const CommandContext& context, const std::string& name, p
 
 // Acquires `lock` for CMD: one attempt, then (announced) a wait bounded by --timeout-ms that a
 // signal ends. Returns nullopt once the lock is held, else the exit code to return.
-std::optional<int> AcquireForCommand(const CommandContext& context, const std::string& what,
+std::optional<int> AcquireForCommand(const CommandContext& context, const Held& held,
                                      plugin::PluginLock& lock) {
+  const std::string& what = held.what;
   absl::StatusOr<bool> acquired = false;
   std::optional<int> interrupted;
   {
@@ -250,7 +260,7 @@ std::optional<int> AcquireForCommand(const CommandContext& context, const std::s
     // what keeps failing.
     acquired = lock.TryLock(absl::ZeroDuration());
     if (!(acquired.ok() && *acquired) && deadline > absl::Now()) {
-      PrintLine(context.err, absl::StrCat("registryctl: ", what, ": waiting for the lock"));
+      PrintLine(context.err, absl::StrCat("registryctl: ", what, ": waiting for ", held.wait_for));
       if (timeout.has_value()) {
         acquired = lock.TryLock(deadline - absl::Now());
       } else {
@@ -281,9 +291,8 @@ struct CommandRun {
 };
 
 // Runs CMD while `lock` is held, and says how it ended.
-CommandRun RunCommandUnderLock(const CommandContext& context, const std::string& name,
-                               const std::string& what, plugin::PluginLock& lock,
-                               LostNotice& lost) {
+CommandRun RunCommandUnderLock(const CommandContext& context, const std::string& what,
+                               plugin::PluginLock& lock, LostNotice& lost) {
   CommandRun run;
   int spawn_errno = 0;
   absl::StatusOr<pid_t> pid = Spawn(context.options.command_line, &spawn_errno);
@@ -292,7 +301,7 @@ CommandRun RunCommandUnderLock(const CommandContext& context, const std::string&
     run.rc = spawn_errno == ENOENT ? kExitCommandNotFound : kExitCannotExecute;
     return run;
   }
-  const ChildOutcome outcome = Supervise(context, name, *pid, lost);
+  const ChildOutcome outcome = Supervise(context, what, *pid, lost);
   run.rc = ExitCodeOf(outcome.status);
   absl::StatusOr<bool> lost_now = lock.IsLost();
   run.lost_hold = outcome.lost_during || (lost_now.ok() && *lost_now);
@@ -300,19 +309,15 @@ CommandRun RunCommandUnderLock(const CommandContext& context, const std::string&
   return run;
 }
 
-}  // namespace
-
-int RunLock(const CommandContext& context, const std::vector<std::string>& args) {
-  const std::string& name = args[0];
-  const std::string what = absl::StrCat(context.options.fair_lock ? "fair lock " : "lock ", name);
+// Runs CMD while holding `lock` (`held` names it in messages); returns the exit code.
+int RunHolding(const CommandContext& context, const std::string& name, const Held& held,
+               absl::StatusOr<std::unique_ptr<plugin::PluginLock>> lock) {
+  const std::string& what = held.what;
   if (context.options.command_line.empty()) {
     std::fprintf(context.err, "registryctl: %s: missing '-- CMD ARGS...' (see --help)\n",
                  what.c_str());
     return kExitError;
   }
-  absl::StatusOr<std::unique_ptr<plugin::PluginLock>> lock =
-      context.options.fair_lock ? context.repository->GetFairLock(name)
-                                : context.repository->GetLock(name);
   if (!lock.ok()) return ReportError(context.err, what, lock.status());
   LostNotice lost;
   if (!lost.event().ok()) {
@@ -322,26 +327,44 @@ int RunLock(const CommandContext& context, const std::vector<std::string>& args)
   absl::StatusOr<int64_t> listener = (*lock)->AddLostListener(
       [&lost](const std::string&, const absl::Status& reason) { lost.Tell(reason); });
   if (!listener.ok()) return ReportError(context.err, what, listener.status());
-  if (std::optional<int> rc = AcquireForCommand(context, what, **lock); rc.has_value()) {
+  if (std::optional<int> rc = AcquireForCommand(context, held, **lock); rc.has_value()) {
     return *rc;
   }
 
-  const CommandRun run = RunCommandUnderLock(context, name, what, **lock, lost);
+  const CommandRun run = RunCommandUnderLock(context, what, **lock, lost);
   absl::Status unlocked = (*lock)->Unlock();
   (*lock)->RemoveLostListener(*listener);
   if (run.lost_hold) {
-    std::fprintf(context.err, "registryctl: %s: the lock was lost while the command ran (%s)\n",
-                 what.c_str(), lost.reason().c_str());
+    std::fprintf(context.err, "registryctl: %s: %s was lost while the command ran (%s)\n",
+                 what.c_str(), held.hold_noun, lost.reason().c_str());
     return kExitLockLost;
   }
   if (!unlocked.ok()) {
     // CMD's status stands: the lock goes with the session, when it is closed or by its TTL.
     std::fprintf(context.err,
-                 "registryctl: warning: unlock %s: %s (the lock is released when the instance "
+                 "registryctl: warning: unlock %s: %s (%s is released when the instance "
                  "session ends)\n",
-                 name.c_str(), std::string(unlocked.message()).c_str());
+                 name.c_str(), std::string(unlocked.message()).c_str(), held.hold_noun);
   }
   return run.rc;
+}
+
+}  // namespace
+
+int RunLock(const CommandContext& context, const std::vector<std::string>& args) {
+  const std::string& name = args[0];
+  const Held held{absl::StrCat(context.options.fair_lock ? "fair lock " : "lock ", name),
+                  "the lock", "the lock"};
+  return RunHolding(context, name, held,
+                    context.options.fair_lock ? context.repository->GetFairLock(name)
+                                              : context.repository->GetLock(name));
+}
+
+int RunSemaphore(const CommandContext& context, const std::vector<std::string>& args) {
+  const std::string& name = args[0];
+  const Held held{absl::StrCat("semaphore ", name), "a permit", "the permit"};
+  return RunHolding(context, name, held,
+                    context.repository->GetSemaphore(name, context.options.semaphore_limit));
 }
 
 }  // namespace registry::tools

@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "conf/registry_config.h"
@@ -37,8 +40,13 @@ DEFINE_bool(fair, false,
             "lock only: take the fair lock NAME, which goes to waiting processes in the order they "
             "asked for it (a different lock from the plain lock NAME)");
 DEFINE_int64(timeout_ms, -1,
-             "lock only: give up (exit 1) if the lock is not acquired within this many "
-             "milliseconds; 0 makes a single attempt. Default: wait as long as it takes");
+             "lock and semaphore only: give up (exit 1) if the lock (or a permit) is not acquired "
+             "within this many milliseconds; 0 makes a single attempt. Default: wait as long as it "
+             "takes");
+// A string, so that a value that is not a number is our usage error (exit 2), not gflags' exit.
+DEFINE_string(limit, "",
+              "semaphore only, and required there: how many processes may hold the semaphore at "
+              "once, 1 to 1024; every process using it must give the same");
 
 namespace registry::tools {
 namespace {
@@ -46,12 +54,13 @@ namespace {
 constexpr char kDefaultType[] = "Consul";
 
 struct FlagSpec {
-  const char* name;          // as typed: --plugin-dir
-  const char* variable;      // as gflags knows it: plugin_dir
-  const char* prop;          // the props key it overrides, or nullptr
-  bool default_is_prop;      // without --config, the default value is used as the prop
-  bool is_bool = false;      // takes no separate value (--initial, --initial=false)
-  const char* command = "";  // the only command accepting it; "" for every command
+  const char* name;           // as typed: --plugin-dir
+  const char* variable;       // as gflags knows it: plugin_dir
+  const char* prop;           // the props key it overrides, or nullptr
+  bool default_is_prop;       // without --config, the default value is used as the prop
+  bool is_bool = false;       // takes no separate value (--initial, --initial=false)
+  const char* commands = "";  // the only commands accepting it ("lock semaphore"); "": every one
+  bool required = false;      // those commands need it
 };
 constexpr FlagSpec kFlags[] = {
     {"config", "config", nullptr, false},
@@ -60,8 +69,9 @@ constexpr FlagSpec kFlags[] = {
     {"token", "token", "token", false},
     {"plugin-dir", "plugin_dir", nullptr, false},
     {"initial", "initial", nullptr, false, /*is_bool=*/true, "watch"},
-    {"timeout-ms", "timeout_ms", nullptr, false, /*is_bool=*/false, "lock"},
+    {"timeout-ms", "timeout_ms", nullptr, false, /*is_bool=*/false, "lock semaphore"},
     {"fair", "fair", nullptr, false, /*is_bool=*/true, "lock"},
+    {"limit", "limit", nullptr, false, /*is_bool=*/false, "semaphore", /*required=*/true},
 };
 
 int UsageError(const std::string& message) {
@@ -118,12 +128,13 @@ void PrintHelp() {
       "  --help\n      print this help\n"
       "\nWithout --config, --servers and --namespace fall back to the defaults shown.\n"
       "\nExit status: 0 success; 1 negative answer (get/update/exists on an absent key, claim\n"
-      "of a key already held, lock not acquired within --timeout-ms); 2 error (bad usage,\n"
-      "unreachable server, refused request); 3 the lock was lost while `lock` ran CMD (CMD got\n"
-      "SIGTERM). Otherwise `lock` exits with CMD's status (128+N if CMD was killed by signal N,\n"
-      "126 if CMD could not be run, 127 if it was not found, 128+N if signal N interrupted the\n"
-      "wait for the lock). ephemeral, claim and watch exit 0 after SIGINT/SIGTERM, once their\n"
-      "keys are removed or the watch stopped.\n");
+      "of a key already held, lock or permit not acquired within --timeout-ms); 2 error (bad\n"
+      "usage, unreachable server, refused request, a semaphore's --limit other than its\n"
+      "holders'); 3 the lock was lost while `lock` ran CMD, or the permit while `semaphore` did\n"
+      "(CMD got SIGTERM). Otherwise `lock` and `semaphore` exit with CMD's status (128+N if CMD\n"
+      "was killed by signal N, 126 if CMD could not be run, 127 if it was not found, 128+N if\n"
+      "signal N interrupted the wait). ephemeral, claim and watch exit 0 after SIGINT/SIGTERM,\n"
+      "once their keys are removed or the watch stopped.\n");
 }
 
 const FlagSpec* FindFlag(absl::string_view name) {
@@ -195,6 +206,48 @@ std::string FlagValue(const char* variable) {
   return value;
 }
 
+// Refuses a flag given to a command that does not accept it, and a missing required one.
+std::optional<int> CheckCommandFlags(const Command& command) {
+  for (const FlagSpec& flag : kFlags) {
+    if (*flag.commands == '\0') continue;
+    const std::vector<absl::string_view> commands = absl::StrSplit(flag.commands, ' ');
+    const bool accepted = absl::c_linear_search(commands, command.name);
+    if (!accepted && FlagIsSet(flag.variable)) {
+      return UsageError(absl::StrCat("flag '--", flag.name, "' is only for '",
+                                     absl::StrJoin(commands, "' or '"), "'"));
+    }
+    if (accepted && flag.required && !FlagIsSet(flag.variable)) {
+      return UsageError(absl::StrCat("'", command.name, "' needs flag '--", flag.name, "'"));
+    }
+  }
+  return std::nullopt;
+}
+
+// The values of the command flags (already checked to belong to the command) into `*options`.
+// Returns nullopt, or the exit code of a usage error.
+std::optional<int> ReadCommandOptions(CommandOptions* options) {
+  options->initial = FLAGS_initial;
+  options->fair_lock = FLAGS_fair;
+  if (FlagIsSet("timeout_ms")) {
+    if (FLAGS_timeout_ms < 0) {
+      return UsageError(
+          absl::StrCat("flag '--timeout-ms' must be 0 or more, got ", FLAGS_timeout_ms));
+    }
+    options->lock_timeout = absl::Milliseconds(FLAGS_timeout_ms);
+  }
+  if (FlagIsSet("limit")) {
+    int limit = 0;
+    if (!absl::SimpleAtoi(FLAGS_limit, &limit) || limit < 1 ||
+        limit > REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX) {
+      return UsageError(absl::StrCat("flag '--limit' must be a number from 1 to ",
+                                     REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX, ", got '", FLAGS_limit,
+                                     "'"));
+    }
+    options->semaphore_limit = limit;
+  }
+  return std::nullopt;
+}
+
 // Parses the command line into `*command`, `*args` and `*options`. Returns nullopt to go on, or
 // the exit code (help printed, or a usage error reported).
 std::optional<int> ParseInvocation(int argc, char** argv, const Command** command,
@@ -221,22 +274,8 @@ std::optional<int> ParseInvocation(int argc, char** argv, const Command** comman
     return UsageError(
         absl::StrCat("'", found.name, "' takes ", found.arguments, ": CMD is missing after '--'"));
   }
-  for (const FlagSpec& flag : kFlags) {
-    if (*flag.command != '\0' && flag.command != absl::string_view(found.name) &&
-        FlagIsSet(flag.variable)) {
-      return UsageError(absl::StrCat("flag '--", flag.name, "' is only for '", flag.command, "'"));
-    }
-  }
-  options->initial = FLAGS_initial;
-  options->fair_lock = FLAGS_fair;
-  if (FlagIsSet("timeout_ms")) {
-    if (FLAGS_timeout_ms < 0) {
-      return UsageError(
-          absl::StrCat("flag '--timeout-ms' must be 0 or more, got ", FLAGS_timeout_ms));
-    }
-    options->lock_timeout = absl::Milliseconds(FLAGS_timeout_ms);
-  }
-  return std::nullopt;
+  if (std::optional<int> rc = CheckCommandFlags(found); rc.has_value()) return rc;
+  return ReadCommandOptions(options);
 }
 
 // Loads the plugin of the configured repository type and creates the repository from --config

@@ -1,8 +1,9 @@
 // integration/plugin/registryctl_watch_lock_test.cc
 //
-// `registryctl watch` and `registryctl lock` as real processes against a real consul-dev-server
-// process (fault injection on, for a forced session expiry): JSON event lines written by other
-// processes' changes, exit codes, timeouts, signal forwarding and lock loss. Each test works in
+// `registryctl watch`, `registryctl lock` and `registryctl semaphore` as real processes against a
+// real consul-dev-server process (fault injection on, for a forced session expiry): JSON event
+// lines written by other processes' changes, exit codes, timeouts, signal forwarding, lock loss
+// and semaphore limits. Each test works in
 // its own namespace, so tests share one dev server.
 #include <signal.h>
 #include <sys/stat.h>
@@ -65,8 +66,19 @@ class RegistryctlWatchLockTest : public ServerProcessTest {
 
   // Starts `registryctl lock NAME -- sh -c SCRIPT` and waits for the script's first line.
   std::unique_ptr<Subprocess> StartHolder(const std::string& name, const std::string& script) {
-    absl::StatusOr<std::unique_ptr<Subprocess>> process =
-        Subprocess::Start(Ctl({"lock", name, "--", "/bin/sh", "-c", script}));
+    return StartHolding({"lock", name}, script);
+  }
+  // As StartHolder, for `registryctl semaphore NAME --limit LIMIT -- sh -c SCRIPT`.
+  std::unique_ptr<Subprocess> StartPermitHolder(const std::string& name, int limit,
+                                                const std::string& script) {
+    return StartHolding({"semaphore", name, absl::StrCat("--limit=", limit)}, script);
+  }
+  // Starts `registryctl COMMAND_ARGS... -- sh -c SCRIPT` and waits for the script's first line.
+  std::unique_ptr<Subprocess> StartHolding(std::vector<std::string> command_args,
+                                           const std::string& script) {
+    for (const char* arg : {"--", "/bin/sh", "-c"}) command_args.push_back(arg);
+    command_args.push_back(script);
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(Ctl(command_args));
     EXPECT_TRUE(process.ok()) << process.status();
     if (!process.ok()) return nullptr;
     std::optional<std::string> line = (*process)->ReadLine(absl::Now() + kWait);
@@ -215,6 +227,86 @@ TEST_F(RegistryctlWatchLockTest, FairLockIsAnotherLockThanThePlainOneOfTheSameNa
   EXPECT_THAT(plain.err, HasSubstr("lock both"));
 }
 
+TEST_F(RegistryctlWatchLockTest, SemaphoreUsageErrorsExitTwoNamingTheLimit) {
+  RunResult missing = RunCtl({"semaphore", "pool", "--", "true"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("'semaphore' needs flag '--limit'"));
+  for (const char* bad : {"abc", "0", "-2", "1025", "2x", ""}) {
+    RunResult result = RunCtl({"semaphore", "pool", absl::StrCat("--limit=", bad), "--", "true"});
+    EXPECT_EQ(result.exit_code, 2) << bad;
+    EXPECT_THAT(result.err, HasSubstr(absl::StrCat("flag '--limit' must be a number from 1 to "
+                                                   "1024, got '",
+                                                   bad, "'")));
+  }
+  for (const std::vector<std::string>& elsewhere :
+       {std::vector<std::string>{"--limit=2", "get", "/k"},
+        std::vector<std::string>{"lock", "pool", "--limit", "2", "--", "true"}}) {
+    RunResult result = RunCtl(elsewhere);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("flag '--limit' is only for 'semaphore'"));
+  }
+  RunResult fair = RunCtl({"semaphore", "pool", "--limit=2", "--fair", "--", "true"});
+  EXPECT_EQ(fair.exit_code, 2);
+  EXPECT_THAT(fair.err, HasSubstr("flag '--fair' is only for 'lock'"));
+  RunResult no_command = RunCtl({"semaphore", "pool", "--limit=2"});
+  EXPECT_EQ(no_command.exit_code, 2);
+  EXPECT_THAT(no_command.err, HasSubstr("CMD is missing"));
+}
+
+TEST_F(RegistryctlWatchLockTest, SemaphoreLetsLimitProcessesRunAtOnceAndTimesOutTheNext) {
+  std::unique_ptr<Subprocess> first = StartPermitHolder("pool", 2, "echo holding; exec sleep 60");
+  ASSERT_NE(first, nullptr);
+  // `first` still runs its command: `second` printing "holding" means both hold a permit.
+  std::unique_ptr<Subprocess> second = StartPermitHolder("pool", 2, "echo holding; exec sleep 60");
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->Wait(absl::Now()), std::nullopt) << "first still holds its permit";
+  RunResult third =
+      RunCtl({"semaphore", "pool", "--limit=2", "--timeout-ms=300", "--", "echo", "never"});
+  EXPECT_EQ(third.exit_code, 1) << third.err;
+  EXPECT_EQ(third.out, "");
+  EXPECT_THAT(third.err, AllOf(HasSubstr("semaphore pool: waiting for a permit"),
+                               HasSubstr("not acquired within 300ms")));
+  first->Signal(SIGTERM);
+  EXPECT_EQ(first->Wait(absl::Now() + kWait), 128 + SIGTERM) << first->err();
+  RunResult next =
+      RunCtl({"semaphore", "pool", "--limit=2", "--timeout-ms=5000", "--", "echo", "ran"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(next.out, "ran\n");
+  // The semaphore is apart from the lock of the same name.
+  EXPECT_EQ(RunCtl({"lock", "pool", "--timeout-ms=5000", "--", "true"}).exit_code, 0);
+}
+
+TEST_F(RegistryctlWatchLockTest, SemaphoreLimitOtherThanTheHoldersExitsTwoNamingBoth) {
+  std::unique_ptr<Subprocess> holder = StartPermitHolder("pool", 2, "echo holding; exec sleep 60");
+  ASSERT_NE(holder, nullptr);
+  RunResult other = RunCtl({"semaphore", "pool", "--limit=3", "--", "echo", "never"});
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_EQ(other.out, "");
+  EXPECT_THAT(other.err, AllOf(HasSubstr("semaphore pool"), HasSubstr("limit in Consul is 2"),
+                               HasSubstr("asked for 3")));
+}
+
+TEST_F(RegistryctlWatchLockTest, LostPermitTerminatesTheCommandAndExitsThree) {
+  std::unique_ptr<Subprocess> holder =
+      StartPermitHolder("gone", 2,
+                        "trap 'echo terminated; exit 143' TERM; echo holding; "
+                        "while :; do sleep 0.05; done");
+  ASSERT_NE(holder, nullptr);
+  absl::StatusOr<std::vector<ListedKey>> keys =
+      KeysUnder(absl::StrCat(namespace_, "/semaphore/gone/"));
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  std::string session;
+  for (const ListedKey& key : *keys) {
+    if (!key.session.empty()) session = key.session;
+  }
+  ASSERT_FALSE(session.empty()) << "no held entry under the semaphore";
+  ASSERT_TRUE(ExpireSession(session).ok());
+  EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
+  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
+  EXPECT_THAT(holder->err(), AllOf(HasSubstr("semaphore gone: lost while the command ran"),
+                                   HasSubstr("the permit was lost")));
+}
+
 TEST_F(RegistryctlWatchLockTest, ArgumentsOfTheCommandAreNotTakenAsRegistryctlFlags) {
   RunResult lock =
       RunCtl({"lock", "args", "--", "/bin/sh", "-c", "echo \"$0 $1\"", "--servers", "--help"});
@@ -225,9 +317,11 @@ TEST_F(RegistryctlWatchLockTest, ArgumentsOfTheCommandAreNotTakenAsRegistryctlFl
 TEST_F(RegistryctlWatchLockTest, HelpDescribesWatchLockAndTheLockLostExitCode) {
   RunResult help = RunProcess({REGISTRYCTL_BIN, "--help"});
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_THAT(help.out, AllOf(HasSubstr("watch KEY"), HasSubstr("--initial"),
-                              HasSubstr("lock NAME -- CMD ARGS..."), HasSubstr("--timeout-ms"),
-                              HasSubstr("--fair"), HasSubstr("3 the lock was lost")));
+  EXPECT_THAT(
+      help.out,
+      AllOf(HasSubstr("watch KEY"), HasSubstr("--initial"), HasSubstr("lock NAME -- CMD ARGS..."),
+            HasSubstr("--timeout-ms"), HasSubstr("--fair"), HasSubstr("3 the lock was lost"),
+            HasSubstr("semaphore NAME --limit N -- CMD ARGS..."), HasSubstr("--limit")));
 }
 
 // Needs the dev server's fault injection: registered for it only.

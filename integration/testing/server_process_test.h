@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -68,6 +69,10 @@ class ServerProcessTest : public ::testing::Test {
   // The session holding Consul key `consul_key`, "" if the key is absent or not held.
   static absl::StatusOr<std::string> KeySession(absl::string_view consul_key) {
     return integration::KeySession(server_->address, consul_key, server_->admin_token);
+  }
+  // The keys under Consul prefix `prefix` (e.g. "ns/semaphore/name/"), as ListPrefix lists them.
+  static absl::StatusOr<std::vector<ListedKey>> KeysUnder(absl::string_view prefix) {
+    return ListPrefix(server_->address, prefix, server_->admin_token);
   }
   // Ends session `id` as its TTL running out would (on real Consul: a destroy, which
   // invalidates it the same way).
