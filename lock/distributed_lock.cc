@@ -92,6 +92,12 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     }
     if (!closed_.ok()) return Prefixed(op, closed_);
   }
+  if (std::shared_ptr<DistributedLock> other = other_side_.lock();
+      other != nullptr && other->IsHeldByCurrentThread()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(op, ": ", what_, ": this thread holds the ", other->noun_,
+                     "; taking both sides would wait for itself (unlock it first)"));
+  }
   if (!core_->BeginCall()) return Prefixed(op, core_->closed_status());
   CallScope call(*core_);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "base/status_text.h"
 #include "lock/consul_fair_lock.h"
 #include "lock/consul_mutex.h"
+#include "lock/consul_rw_lock.h"
 #include "lock/consul_semaphore.h"
 #include "lock/lock_name.h"
 
@@ -141,32 +143,83 @@ std::unique_ptr<RemoteLock> LockCore::NewRemote(LockKind kind, const std::string
     case LockKind::kSemaphore:
       return std::make_unique<ConsulSemaphore>(*this, canonical,
                                                SemaphorePrefix(key_space_, canonical), limit);
+    case LockKind::kRead:
+    case LockKind::kWrite:
+      return std::make_unique<ConsulRwLock>(*this, canonical, RwLockPrefix(key_space_, canonical),
+                                            kind == LockKind::kWrite);
     case LockKind::kMutex:
       break;
   }
   return std::make_unique<ConsulMutex>(*this, canonical, LockConsulKey(key_space_, canonical));
 }
 
+namespace {
+
+// How GetLock's callers name it in errors, and what a lock of `kind` is called.
+const char* Getter(LockKind kind) {
+  switch (kind) {
+    case LockKind::kFair:
+      return "GetFairLock";
+    case LockKind::kSemaphore:
+      return "GetSemaphore";
+    case LockKind::kRead:
+      return "GetReadLock";
+    case LockKind::kWrite:
+      return "GetWriteLock";
+    case LockKind::kMutex:
+      break;
+  }
+  return "GetLock";
+}
+const char* Noun(LockKind kind) {
+  switch (kind) {
+    case LockKind::kSemaphore:
+      return "semaphore";
+    case LockKind::kRead:
+      return "read lock";
+    case LockKind::kWrite:
+      return "write lock";
+    default:
+      return "lock";
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<DistributedLock> LockCore::NewLock(LockKind kind, const std::string& canonical,
+                                                   int limit) {
+  // The read side of a read/write lock is held by any number of threads at once.
+  const int capacity = kind == LockKind::kSemaphore
+                           ? limit
+                           : (kind == LockKind::kRead ? std::numeric_limits<int>::max() : 1);
+  return std::shared_ptr<DistributedLock>(new DistributedLock(
+      shared_from_this(), canonical, Noun(kind), capacity, NewRemote(kind, canonical, limit)));
+}
+
 absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name,
                                                                    LockKind kind, int limit) {
   const bool semaphore = kind == LockKind::kSemaphore;
-  const char* getter =
-      semaphore ? "GetSemaphore" : (kind == LockKind::kFair ? "GetFairLock" : "GetLock");
   absl::StatusOr<std::string> canonical = CanonicalLockName(name);
   if (!canonical.ok()) return canonical.status();
-  const std::string what = absl::StrCat(getter, " '", *canonical, "'");
+  const std::string what = absl::StrCat(Getter(kind), " '", *canonical, "'");
   if (semaphore && (limit < 1 || limit > kMaxSemaphoreLimit)) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": limit ", limit, " is not from 1 to ", kMaxSemaphoreLimit));
   }
-  const int capacity = semaphore ? limit : 1;
   absl::MutexLock lock(&mu_);
   if (!closed_.ok()) return Prefixed(what, closed_);
   std::shared_ptr<DistributedLock>& slot = locks_[{kind, *canonical}];
-  if (slot == nullptr) {
-    slot.reset(new DistributedLock(shared_from_this(), *canonical, semaphore ? "semaphore" : "lock",
-                                   capacity, NewRemote(kind, *canonical, limit)));
-  } else if (slot->capacity() != capacity) {
+  if (slot == nullptr && (kind == LockKind::kRead || kind == LockKind::kWrite)) {
+    // Both sides at once, each knowing the other before either is handed out.
+    std::shared_ptr<DistributedLock>& read = locks_[{LockKind::kRead, *canonical}];
+    std::shared_ptr<DistributedLock>& write = locks_[{LockKind::kWrite, *canonical}];
+    read = NewLock(LockKind::kRead, *canonical, limit);
+    write = NewLock(LockKind::kWrite, *canonical, limit);
+    read->other_side_ = write;
+    write->other_side_ = read;
+  } else if (slot == nullptr) {
+    slot = NewLock(kind, *canonical, limit);
+  } else if (semaphore && slot->capacity() != limit) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": this manager has it with limit ",
                                                       slot->capacity(), ", asked for ", limit));
   }

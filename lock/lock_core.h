@@ -44,6 +44,8 @@ enum class LockKind {
   kMutex,      // consul_mutex.h
   kFair,       // consul_fair_lock.h
   kSemaphore,  // consul_semaphore.h
+  kRead,       // the two sides of a read/write lock: consul_rw_lock.h
+  kWrite,
 };
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
@@ -126,7 +128,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
  private:
   void OnSessionEvent(const InstanceSession::Event& event);
-  // The tier 2 of a new lock of `kind`.
+  // A new lock of `kind`, and its tier 2.
+  std::shared_ptr<DistributedLock> NewLock(LockKind kind, const std::string& canonical, int limit);
   std::unique_ptr<RemoteLock> NewRemote(LockKind kind, const std::string& canonical, int limit);
   // Closes the core and every lock with `reason`; false if it was already closed.
   bool CloseAll(const absl::Status& reason);

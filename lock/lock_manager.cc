@@ -57,6 +57,14 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetSemaphore(absl:
   return core_->GetLock(name, LockKind::kSemaphore, limit);
 }
 
+absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetReadLock(absl::string_view name) {
+  return core_->GetLock(name, LockKind::kRead);
+}
+
+absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetWriteLock(absl::string_view name) {
+  return core_->GetLock(name, LockKind::kWrite);
+}
+
 absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& repository,
                                                             LockManagerOptions options) {
   InstanceSession* session = GetInstanceSession(repository);

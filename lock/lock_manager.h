@@ -212,6 +212,9 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   const std::string noun_;  // "lock", "semaphore": for errors
   const std::string what_;  // "lock 'a/b'", "semaphore 'a/b'"
   const int capacity_;      // how many threads may hold it at once
+  // The other side of a read/write lock (null for other locks): a thread holding one side may
+  // not take the other. Set before the lock is handed out, never changed.
+  std::weak_ptr<DistributedLock> other_side_;
   // Tier 2: used only by threads holding a slot of tier 1 (and the tasks that keep one
   // reserved); one at a time when the capacity is 1.
   const std::unique_ptr<RemoteLock> remote_;
@@ -274,6 +277,19 @@ class LockManager {
   // the one stored in Consul fails Lock/TryLock with FailedPrecondition naming both (unless no
   // holder is alive: then the new limit replaces the old).
   absl::StatusOr<std::shared_ptr<DistributedLock>> GetSemaphore(absl::string_view name, int limit);
+
+  // The read side and the write side of the read/write lock named `name`: across every process
+  // many threads hold the read lock, or one thread holds the write lock (consul_rw_lock.h).
+  // Writer-preferring: a writer waiting for the holders ahead of it holds back the readers that
+  // come after it, so writers are not starved (readers may be, while writers keep coming). Each
+  // side is a DistributedLock: the read side is held by any number of threads, each taking its
+  // own place in Consul; the write side by one. Re-entry into the same side counts; a thread
+  // holding one side that asks for the other gets FailedPrecondition at once (an upgrade would
+  // wait for itself). Deadlines, loss, lost listeners and fenced writes are as for the mutex
+  // (a fenced write checks the holder's own entry). Its keys are apart from every other kind's.
+  // Errors as GetLock.
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetReadLock(absl::string_view name);
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetWriteLock(absl::string_view name);
 
  private:
   explicit LockManager(std::shared_ptr<LockCore> core);

@@ -59,4 +59,8 @@ std::string SemaphorePrefix(const KeySpace& space, absl::string_view canonical) 
   return absl::StrCat(space.TreePrefix("/semaphore"), canonical, "/");
 }
 
+std::string RwLockPrefix(const KeySpace& space, absl::string_view canonical) {
+  return absl::StrCat(space.TreePrefix("/rwlock"), canonical, "/");
+}
+
 }  // namespace registry::lock

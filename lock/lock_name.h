@@ -62,6 +62,10 @@ std::string FairLockQueuePrefix(const KeySpace& space, absl::string_view canonic
 // for an entry of "a/b", and the entries of "a/b/c" are two segments below "a/b".
 std::string SemaphorePrefix(const KeySpace& space, absl::string_view canonical);
 
+// The read/write lock with canonical name `canonical` (consul_rw_lock.h) lives under
+// "ns/rwlock/a/b/", laid out as a semaphore: the record, and entries bound to sessions.
+std::string RwLockPrefix(const KeySpace& space, absl::string_view canonical);
+
 }  // namespace registry::lock
 
 #endif  // LOCK_LOCK_NAME_H_
