@@ -4,7 +4,7 @@
 // on a real Consul server: eight processes queued one after another behind a holder get the lock
 // in the order they queued, one at a time; and a holder killed with SIGKILL leaves the queue once
 // Consul ends its session (within two TTLs), after which the next waiter goes on (after the
-// lock-delay).
+// lock-delay). The same for a holder of a semaphore's permit (`registryctl semaphore`).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -61,19 +61,27 @@ RunFiles MakeRunFiles(const std::string& address, const std::string& tag) {
   return files;
 }
 
-// `registryctl lock --fair` running `command` (a shell command line).
-std::unique_ptr<Subprocess> StartLocker(const RunFiles& files, const std::string& command) {
-  absl::StatusOr<std::unique_ptr<Subprocess>> process =
-      Subprocess::Start({REGISTRYCTL_BIN, "--config=" + files.config, "lock", kLockName, "--fair",
-                         "--", "/bin/sh", "-c", command});
+// How a process takes the lock: the fair lock, or a permit of a semaphore of limit 1.
+const std::vector<std::string> kFair = {"lock", kLockName, "--fair"};
+const std::vector<std::string> kSemaphoreOfOne = {"semaphore", kLockName, "--limit=1"};
+
+// `registryctl` taking the lock as `take` says, running `command` (a shell command line).
+std::unique_ptr<Subprocess> StartLocker(const RunFiles& files, const std::string& command,
+                                        const std::vector<std::string>& take = kFair) {
+  std::vector<std::string> args = {REGISTRYCTL_BIN, "--config=" + files.config};
+  args.insert(args.end(), take.begin(), take.end());
+  for (const char* arg : {"--", "/bin/sh", "-c"}) args.push_back(arg);
+  args.push_back(command);
+  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(args);
   EXPECT_TRUE(process.ok()) << process.status();
   return process.ok() ? *std::move(process) : nullptr;
 }
 
 // A holder: its command says "held" and blocks until the test writes to the FIFO.
-std::unique_ptr<Subprocess> StartHolder(const RunFiles& files) {
+std::unique_ptr<Subprocess> StartHolder(const RunFiles& files,
+                                        const std::vector<std::string>& take = kFair) {
   std::unique_ptr<Subprocess> holder =
-      StartLocker(files, absl::StrCat("echo held; read line < '", files.release, "'"));
+      StartLocker(files, absl::StrCat("echo held; read line < '", files.release, "'"), take);
   if (holder == nullptr) return nullptr;
   std::optional<std::string> line = holder->ReadLine(absl::Now() + kPatience);
   EXPECT_EQ(line.value_or(""), "held") << holder->err();
@@ -153,27 +161,35 @@ void ExpectFifoOrder(const std::string& address, const std::string& label) {
               label.c_str(), kWaiters);
 }
 
-void ExpectKilledHolderLeavesTheQueue(const std::string& address, const std::string& label) {
+// A holder (taking the lock as `take` says) is killed with SIGKILL while a waiter waits: Consul
+// ends its session within two TTLs, deleting its queue entry and owner key (a semaphore: its
+// entry), and the waiter goes on once the lock-delay is over.
+void ExpectKilledHolderLeavesTheQueue(const std::string& address, const std::string& label,
+                                      const std::vector<std::string>& take = kFair) {
   const RunFiles files = MakeRunFiles(address, "killed");
-  std::unique_ptr<Subprocess> holder = StartHolder(files);
+  std::unique_ptr<Subprocess> holder = StartHolder(files, take);
   ASSERT_NE(holder, nullptr);
   std::unique_ptr<Subprocess> waiter =
-      StartLocker(files, absl::StrCat("echo got-it >> '", files.log, "'"));
+      StartLocker(files, absl::StrCat("echo got-it >> '", files.log, "'"), take);
   ASSERT_NE(waiter, nullptr);
-  ASSERT_TRUE(AwaitQueueLength(address, 2));
+  // A fair waiter queues an entry; a semaphore waiter makes none until it takes a permit.
+  if (take == kFair) {
+    ASSERT_TRUE(AwaitQueueLength(address, 2));
+  }
   const absl::Time killed = absl::Now();
   holder->Signal(SIGKILL);
   EXPECT_EQ(waiter->Wait(absl::Now() + kPatience), 0) << waiter->err();
   const absl::Duration freed_after = absl::Now() - killed;
-  // Consul ends a session whose TTL ran out within two TTLs, deleting the holder's entry and
-  // owner key; the waiter takes the owner key once the lock-delay is over. (Slack for a loaded
-  // machine: 2 s.)
+  // (Slack for a loaded machine: 2 s.)
   EXPECT_LT(freed_after, absl::Seconds(2 * kTtlSeconds + 2) + absl::Milliseconds(kLockDelayMs));
+  // Never before the lock-delay: the killed holder might only have been cut off.
+  EXPECT_GE(freed_after, absl::Milliseconds(kLockDelayMs));
   Release(files);  // the killed holder's command, orphaned, still waits on the FIFO
   std::printf(
-      "fair lock (%s): a holder killed with SIGKILL left the queue, the next waiter got "
-      "the lock %.2f s later (TTL %d s, lock-delay %d ms)\n",
-      label.c_str(), absl::ToDoubleSeconds(freed_after), kTtlSeconds, kLockDelayMs);
+      "%s (%s): a holder killed with SIGKILL was let go, the next waiter got the lock %.2f s "
+      "later (TTL %d s, lock-delay %d ms)\n",
+      take == kFair ? "fair lock" : "semaphore", label.c_str(), absl::ToDoubleSeconds(freed_after),
+      kTtlSeconds, kLockDelayMs);
 }
 
 TEST(FairLockOrderTest, EightProcessesGetTheLockInTheOrderTheyQueued) {
@@ -188,6 +204,21 @@ TEST(FairLockOrderTest, AKilledHolderLeavesTheQueueWithinTwoTtls) {
       StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s"});
   ASSERT_TRUE(server.ok()) << server.status();
   ExpectKilledHolderLeavesTheQueue(server->address, "dev server");
+}
+
+TEST(FairLockOrderTest, AKilledSemaphoreHolderLetsItsPermitGoWithinTwoTtls) {
+  absl::StatusOr<DevServerProcess> server =
+      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ExpectKilledHolderLeavesTheQueue(server->address, "dev server", kSemaphoreOfOne);
+}
+
+TEST(FairLockOrderTest, AKilledSemaphoreHolderOfARealServerLetsItsPermitGoWithinTwoTtls) {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
+      ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ExpectKilledHolderLeavesTheQueue((*server)->address(0), "real Consul", kSemaphoreOfOne);
+  if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
 }
 
 TEST(FairLockOrderTest, EightProcessesOnARealServerGetTheLockInTheOrderTheyQueued) {

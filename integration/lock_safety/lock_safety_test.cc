@@ -7,7 +7,8 @@
 // critical section (critical_section.sh) increments a counter non-atomically with `registryctl get`
 // / `registryctl put` and logs its steps with timestamps; section_log.h turns the evidence into the
 // checks. The numbers are printed at the end. section_log_test.cc pins the checks themselves on
-// hand-made evidence. The same harness runs the fair lock (`registryctl lock --fair`).
+// hand-made evidence. The same harness runs the fair lock (`registryctl lock --fair`) and a
+// semaphore of 3 permits (`registryctl semaphore --limit=3`: at most 3 sections at once).
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -22,12 +23,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/lock_safety/dev_faults.h"
 #include "integration/lock_safety/section_log.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
@@ -42,9 +45,6 @@ constexpr int kWorkers = 8;
 constexpr int kIterations = 15;
 constexpr char kNamespace[] = "lock_safety";
 constexpr char kLockName[] = "safety";
-// Pause between two faults, and how long a latency fault lasts.
-const absl::Duration kFaultPeriod = absl::Milliseconds(600);
-const absl::Duration kLatencySpell = absl::Milliseconds(300);
 // Sections pause 5 ms between their read and their write, but one in five pauses 0.35 s there
 // (tag suffix "L": lost before it writes) and one in five 0.35 s after its write (suffix "W":
 // lost after it wrote). That is long enough for the holder's lock monitor (which starts 200 ms
@@ -52,120 +52,94 @@ const absl::Duration kLatencySpell = absl::Milliseconds(300);
 constexpr char kLongPause[] = "0.35";
 constexpr char kShortPause[] = "0.005";
 constexpr char kNoPause[] = "0";
-const absl::Duration kExpireAfter = absl::Milliseconds(250);  // into a long section
 // Pause between two crashes of a real server (each costs it a couple of seconds).
 const absl::Duration kCrashEvery = absl::Seconds(4);
 
-struct FaultCounts {
-  int latency = 0;
-  int fail_bursts = 0;
-  int drops = 0;
-  int drop_alls = 0;
-  int expiries = 0;  // holder sessions expired
-};
-
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
-
-// The section running now according to the log at `path` (the latest "start" without "end" or
-// "term"): its tag and start time.
-std::optional<std::pair<std::string, int64_t>> RunningSection(const std::string& path) {
-  std::ifstream in(path);
-  std::map<std::string, int64_t> open;  // tag -> start
-  std::string event, tag, rest;
-  int64_t ns = 0;
-  while (in >> event >> ns >> tag) {
-    std::getline(in, rest);
-    if (event == "start") open[tag] = ns;
-    if (event == "end" || event == "term") open.erase(tag);
-  }
-  std::optional<std::pair<std::string, int64_t>> latest;
-  for (const auto& [t, start] : open) {
-    if (!latest.has_value() || start > latest->second) latest.emplace(t, start);
-  }
-  return latest;
-}
-
-// The session holding the lock (the fair lock with `fair`): its key's (the fair lock's owner
-// key's). "" if none.
-std::string HolderSession(const std::string& address, bool fair) {
-  return KeySession(address,
-                    absl::StrCat(kNamespace, fair ? "/fair-lock/" : "/lock/", kLockName, "/"))
-      .value_or("");
-}
-
-// Waits (at most 5 s) until a long section has run for kExpireAfter, then expires the session
-// holding the lock. Returns true iff a session was expired.
-bool ExpireALongHolder(const std::string& address, const std::string& log, bool fair,
-                       absl::Notification& done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (absl::Now() < deadline) {
-    std::optional<std::pair<std::string, int64_t>> running = RunningSection(log);
-    if (running.has_value() &&
-        (absl::EndsWith(running->first, "L") || absl::EndsWith(running->first, "W")) &&
-        NowNs() - running->second >= absl::ToInt64Nanoseconds(kExpireAfter)) {
-      const std::string session = HolderSession(address, fair);
-      return !session.empty() && DevControl(address, "/v1/_dev/session/expire/" + session).ok();
-    }
-    // Polls the log: the fault schedule is paced, no result depends on this interval.
-    if (done.WaitForNotificationWithTimeout(absl::Milliseconds(20))) return false;
-  }
-  return false;
-}
-
-// Injects one fault per kFaultPeriod, in rotation, until `done` is notified.
-FaultCounts InjectFaults(const std::string& address, const std::string& log, bool fair,
-                         absl::Notification& done) {
-  FaultCounts counts;
-  for (int step = 0; !done.WaitForNotificationWithTimeout(kFaultPeriod); ++step) {
-    absl::Status status;
-    switch (step % 5) {
-      case 0:
-        status = DevControl(address, "/v1/_dev/fault/latency?ms=40");
-        if (status.ok()) ++counts.latency;
-        done.WaitForNotificationWithTimeout(kLatencySpell);
-        status.Update(DevControl(address, "/v1/_dev/fault/latency?ms=0"));
-        break;
-      case 1:
-        status = DevControl(address, "/v1/_dev/fault/fail?count=4");
-        if (status.ok()) ++counts.fail_bursts;
-        break;
-      case 2:
-        status = DevControl(address, "/v1/_dev/fault/drop?count=3");
-        if (status.ok()) ++counts.drops;
-        break;
-      case 3:
-        status = DevControl(address, "/v1/_dev/fault/drop-all");
-        if (status.ok()) ++counts.drop_alls;
-        break;
-      case 4:
-        if (ExpireALongHolder(address, log, fair, done)) ++counts.expiries;
-        break;
-    }
-    EXPECT_TRUE(status.ok()) << status;
-  }
-  EXPECT_TRUE(DevControl(address, "/v1/_dev/fault/clear").ok());
-  return counts;
-}
-
 // What one harness run saw.
 struct HarnessOutcome {
   int succeeded = 0;
   int lost = 0;
 };
 
-// Runs kWorkers x kIterations `registryctl lock` processes against the server at `address`
-// while `inject_faults` runs on another thread until its Notification is notified (it returns a
-// summary for the report), then checks the evidence: no overlap of holders unless the earlier
-// one was told of its loss first, and a counter that lost no increment. `label` names the run.
 // Session TTL and request timeout of the workers: short by default, so that faults lose
 // sessions quickly; a run that must ride through outages longer than that sets longer ones.
-// `fair`: the workers take the fair lock.
+// `fair`: the workers take the fair lock; `semaphore_limit` > 0: a permit of the semaphore with
+// that limit.
 struct HarnessOptions {
   int ttl_seconds = 2;
   int request_timeout_ms = 3000;
   bool fair = false;
+  int semaphore_limit = 0;
 };
 
+// The registryctl command (and its flags) that takes what `options` asks for.
+std::vector<std::string> TakeCommand(const HarnessOptions& options) {
+  if (options.semaphore_limit > 0) {
+    return {"semaphore", kLockName, absl::StrCat("--limit=", options.semaphore_limit)};
+  }
+  return {"lock", kLockName, options.fair ? "--fair" : "--fair=false"};
+}
+
+// The session of a holder: the lock key's (the fair lock's owner key's), or a semaphore
+// holder's entry's. "" if none.
+std::string HolderSession(const std::string& address, const HarnessOptions& options) {
+  if (options.semaphore_limit > 0) {
+    absl::StatusOr<std::vector<ListedKey>> entries =
+        ListPrefix(address, absl::StrCat(kNamespace, "/semaphore/", kLockName, "/"));
+    for (const ListedKey& entry : entries.ok() ? *entries : std::vector<ListedKey>()) {
+      if (!entry.session.empty()) return entry.session;
+    }
+    return "";
+  }
+  return KeySession(address, absl::StrCat(kNamespace, options.fair ? "/fair-lock/" : "/lock/",
+                                          kLockName, "/"))
+      .value_or("");
+}
+
+// Checks that no two holders of a lock overlapped unless the earlier one was told of its loss
+// first, and that the counter lost no increment; a summary for the report.
+std::string CheckExclusion(const std::vector<Section>& all, int64_t final_counter) {
+  const std::vector<Overlap> overlaps = FindOverlaps(all);
+  int64_t max_overlap_ns = 0;
+  for (const Overlap& o : overlaps) {
+    max_overlap_ns = std::max(max_overlap_ns, o.overlap_ns);
+    EXPECT_TRUE(o.allowed) << o.earlier << " and " << o.later << " overlapped for "
+                           << o.overlap_ns / 1000 << " us, and " << o.earlier
+                           << " was not told its lock was lost before";
+  }
+  const CounterCheck counter = CheckCounter(all, overlaps);
+  EXPECT_THAT(counter.errors, ::testing::IsEmpty());
+  if (overlaps.empty()) {
+    // Every write that landed counts once: successes, and lost holders that wrote before
+    // they were stopped (plus, at most, the writes whose outcome they never learnt).
+    EXPECT_GE(final_counter, counter.min_final);
+    EXPECT_LE(final_counter, counter.max_final);
+    EXPECT_GE(final_counter, counter.writes);
+    EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
+  }
+  ::testing::Test::RecordProperty("overlaps", static_cast<int>(overlaps.size()));
+  return absl::StrFormat(
+      "counter %d (%d writes + %d of unknown outcome; bounds [%d, %d]); overlaps %d (max %.3f ms)",
+      final_counter, counter.writes, counter.unknown_writes, counter.min_final, counter.max_final,
+      overlaps.size(), max_overlap_ns / 1e6);
+}
+
+// Checks that never more than `limit` holders of a semaphore ran at once (not counting those
+// told of a loss), and that they did share it; a summary for the report.
+std::string CheckPermits(const std::vector<Section>& all, int limit) {
+  const LimitCheck check = CheckLimit(all, limit);
+  EXPECT_THAT(check.errors, ::testing::IsEmpty());
+  EXPECT_GE(check.peak, 2) << "no two holders of the semaphore ever ran at once";
+  ::testing::Test::RecordProperty("peak", check.peak);
+  return absl::StrFormat("at most %d sections at once (limit %d), %d over the limit", check.peak,
+                         limit, check.errors.size());
+}
+
+// Runs kWorkers x kIterations `registryctl lock` (or `semaphore`) processes against the server
+// at `address` while `inject_faults` runs on another thread until its Notification is notified
+// (it returns a summary for the report), then checks the evidence (CheckExclusion, or
+// CheckPermits for a semaphore). `label` names the run.
 HarnessOutcome RunHarness(const std::string& label, const std::string& address,
                           const std::function<std::string(absl::Notification&)>& inject_faults,
                           HarnessOptions times = {}) {
@@ -206,12 +180,17 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
         const bool long_after = i % 5 == 1;
         const std::string tag =
             absl::StrCat("w", w, "i", i, long_before ? "L" : "", long_after ? "W" : "");
-        RunResult run =
-            RunProcess({REGISTRYCTL_BIN, "--config=" + config, "lock", kLockName,
-                        "--timeout-ms=30000", times.fair ? "--fair" : "--fair=false", "--",
-                        "/bin/sh", REGISTRY_CRITICAL_SECTION, log, REGISTRYCTL_BIN, config, tag,
-                        long_before ? kLongPause : kShortPause, long_after ? kLongPause : kNoPause},
-                       absl::Seconds(60));
+        std::vector<std::string> args = {REGISTRYCTL_BIN, "--config=" + config};
+        for (std::string& arg : TakeCommand(times)) args.push_back(std::move(arg));
+        for (const char* arg : {"--timeout-ms=30000", "--", "/bin/sh", REGISTRY_CRITICAL_SECTION}) {
+          args.push_back(arg);
+        }
+        for (const std::string& arg : {log, std::string(REGISTRYCTL_BIN), config, tag,
+                                       std::string(long_before ? kLongPause : kShortPause),
+                                       std::string(long_after ? kLongPause : kNoPause)}) {
+          args.push_back(arg);
+        }
+        RunResult run = RunProcess(args, absl::Seconds(60));
         absl::MutexLock lock(&mu);
         Section& s = sections[tag];
         s.tag = tag;
@@ -256,80 +235,69 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
       ++failed;
     }
   }
-  const std::vector<Overlap> overlaps = FindOverlaps(all);
-  int64_t max_overlap_ns = 0;
-  for (const Overlap& o : overlaps) {
-    max_overlap_ns = std::max(max_overlap_ns, o.overlap_ns);
-    EXPECT_TRUE(o.allowed) << o.earlier << " and " << o.later << " overlapped for "
-                           << o.overlap_ns / 1000 << " us, and " << o.earlier
-                           << " was not told its lock was lost before";
-  }
-  const CounterCheck counter = CheckCounter(all, overlaps);
-  EXPECT_THAT(counter.errors, ::testing::IsEmpty());
-  if (overlaps.empty()) {
-    // Every write that landed counts once: successes, and lost holders that wrote before
-    // they were stopped (plus, at most, the writes whose outcome they never learnt).
-    EXPECT_GE(final_counter, counter.min_final);
-    EXPECT_LE(final_counter, counter.max_final);
-    EXPECT_GE(final_counter, counter.writes);
-    EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
-  }
+  const std::string checked = times.semaphore_limit > 0 ? CheckPermits(all, times.semaphore_limit)
+                                                        : CheckExclusion(all, final_counter);
   EXPECT_GE(succeeded, kWorkers * kIterations / 2) << "the faults should not stop most work";
 
   std::printf(
       "lock_safety (%s): %d iterations (%d processes x %d) in %.1f s: %d succeeded, %d lost (%d of "
-      "them after writing), %d timed out, %d failed otherwise; %d sections ran; counter %lld "
-      "(%d writes + %d of unknown outcome; bounds [%lld, %lld]); faults: %s; overlaps %zu (max "
-      "%.3f ms)\n",
+      "them after writing), %d timed out, %d failed otherwise; %d sections ran; %s; faults: %s\n",
       label.c_str(), kWorkers * kIterations, kWorkers, kIterations, absl::ToDoubleSeconds(elapsed),
-      succeeded, lost, lost_after_writing, timed_out, failed, ran,
-      static_cast<long long>(final_counter), counter.writes, counter.unknown_writes,
-      static_cast<long long>(counter.min_final), static_cast<long long>(counter.max_final),
-      faults.c_str(), overlaps.size(), max_overlap_ns / 1e6);
+      succeeded, lost, lost_after_writing, timed_out, failed, ran, checked.c_str(), faults.c_str());
   for (const std::string& message : other_messages) std::printf("  %s", message.c_str());
   ::testing::Test::RecordProperty("succeeded", succeeded);
   ::testing::Test::RecordProperty("lost", lost);
   ::testing::Test::RecordProperty("final_counter", static_cast<int>(final_counter));
-  ::testing::Test::RecordProperty("overlaps", static_cast<int>(overlaps.size()));
   outcome.succeeded = succeeded;
   outcome.lost = lost;
   return outcome;
 }
 
-TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncrement) {
-  absl::StatusOr<DevServerProcess> server =
-      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
-  ASSERT_TRUE(server.ok()) << server.status();
-  FaultCounts faults;
-  const HarnessOutcome outcome =
-      RunHarness("dev server faults", server->address, [&](absl::Notification& done) {
-        faults = InjectFaults(server->address, ProcessTempDir() + "/lock_safety.log",
-                              /*fair=*/false, done);
-        return absl::StrCat(faults.latency, " latency spells, ", faults.fail_bursts,
-                            " 500-bursts, ", faults.drops, " drop bursts, ", faults.drop_alls,
-                            " drop-alls, ", faults.expiries, " holder sessions expired");
-      });
-  EXPECT_GE(faults.expiries, 1);
-  EXPECT_GE(outcome.lost, 1) << "an expired session during a long section must be reported lost";
-}
-
-TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheFairLockAndLoseNoIncrement) {
+// The harness on a dev server process with faults injected (dev_faults.h); at least one
+// holder's session is expired, and its holder must be told.
+void RunUnderDevFaults(const std::string& label, const HarnessOptions& options) {
   absl::StatusOr<DevServerProcess> server =
       StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s", "--enable-fault-injection"});
   ASSERT_TRUE(server.ok()) << server.status();
   FaultCounts faults;
   const HarnessOutcome outcome = RunHarness(
-      "dev server faults, fair lock", server->address,
+      label, server->address,
       [&](absl::Notification& done) {
-        faults = InjectFaults(server->address, ProcessTempDir() + "/lock_safety.log",
-                              /*fair=*/true, done);
-        return absl::StrCat(faults.latency, " latency spells, ", faults.fail_bursts,
-                            " 500-bursts, ", faults.drops, " drop bursts, ", faults.drop_alls,
-                            " drop-alls, ", faults.expiries, " holder sessions expired");
+        faults = InjectFaults(
+            server->address, ProcessTempDir() + "/lock_safety.log",
+            [&] { return HolderSession(server->address, options); }, done);
+        return Describe(faults);
       },
-      HarnessOptions{.fair = true});
+      options);
   EXPECT_GE(faults.expiries, 1);
   EXPECT_GE(outcome.lost, 1) << "an expired session during a long section must be reported lost";
+}
+
+TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheLockAndLoseNoIncrement) {
+  RunUnderDevFaults("dev server faults", {});
+}
+
+TEST(LockSafetyTest, EightProcessesUnderFaultsNeverShareTheFairLockAndLoseNoIncrement) {
+  RunUnderDevFaults("dev server faults, fair lock", HarnessOptions{.fair = true});
+}
+
+TEST(LockSafetyTest, EightProcessesUnderFaultsNeverHoldMoreThanThreePermits) {
+  RunUnderDevFaults("dev server faults, semaphore of 3", HarnessOptions{.semaphore_limit = 3});
+}
+
+TEST(LockSafetyTest, EightProcessesOnARealServerNeverHoldMoreThanThreePermits) {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
+      ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const HarnessOutcome outcome = RunHarness(
+      "a real Consul server, semaphore of 3", (*server)->server_list(),
+      [](absl::Notification& done) {
+        done.WaitForNotification();
+        return std::string("none");
+      },
+      HarnessOptions{.semaphore_limit = 3});
+  EXPECT_EQ(outcome.succeeded, kWorkers * kIterations) << "every process gets through";
+  if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
 }
 
 TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {

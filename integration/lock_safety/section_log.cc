@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace registry::integration {
@@ -131,6 +132,29 @@ CounterCheck CheckCounter(const std::vector<Section>& sections,
   }
   check.min_final = lo;
   check.max_final = hi;
+  return check;
+}
+
+LimitCheck CheckLimit(const std::vector<Section>& sections, int limit) {
+  LimitCheck check;
+  const std::vector<const Section*> started = ByStart(sections);
+  for (size_t i = 0; i < started.size(); ++i) {
+    const Section& later = *started[i];
+    int running = 1;
+    std::vector<std::string> holders;  // running, and not told of a loss before `later` began
+    for (size_t j = 0; j < i; ++j) {
+      const Section& earlier = *started[j];
+      if (earlier.stop_ns() <= *later.start) continue;
+      ++running;
+      const bool told = earlier.lost() && earlier.term.has_value() && *earlier.term <= *later.start;
+      if (!told) holders.push_back(earlier.tag);
+    }
+    check.peak = std::max(check.peak, running);
+    if (holders.size() >= static_cast<size_t>(limit)) {
+      check.errors.push_back(absl::StrCat(later.tag, " started while ", holders.size(),
+                                          " held permits: ", absl::StrJoin(holders, ", ")));
+    }
+  }
   return check;
 }
 

@@ -69,6 +69,14 @@ struct CounterCheck {
 CounterCheck CheckCounter(const std::vector<Section>& sections,
                           const std::vector<Overlap>& overlaps);
 
+// For a semaphore of `limit` permits: sections may overlap, but no section may start while
+// `limit` others run, not counting those lost and told so (as for an overlap) before it started.
+struct LimitCheck {
+  int peak = 0;                     // the most sections that ran at once
+  std::vector<std::string> errors;  // the sections that started past the limit, and with whom
+};
+LimitCheck CheckLimit(const std::vector<Section>& sections, int limit);
+
 }  // namespace registry::integration
 
 #endif  // REGISTRY_INTEGRATION_LOCK_SAFETY_SECTION_LOG_H_

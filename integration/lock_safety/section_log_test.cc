@@ -60,6 +60,23 @@ TEST(SectionLogTest, WriteOfUnknownOutcomeWidensTheFinalRangeByOne) {
   EXPECT_EQ(check.unknown_writes, 1);
 }
 
+TEST(SectionLogTest, LimitCheckCountsOverlappingHoldersButExcusesOnesToldOfALoss) {
+  const std::vector<Section> three = {Ran("a", 0, 100, 300, 0), Ran("b", 0, 120, 300, 0),
+                                      Ran("c", 0, 140, 300, 0)};
+  LimitCheck check = CheckLimit(three, 3);
+  EXPECT_EQ(check.peak, 3);
+  EXPECT_THAT(check.errors, ::testing::IsEmpty());
+  check = CheckLimit(three, 2);
+  ASSERT_EQ(check.errors.size(), 1u);
+  EXPECT_THAT(check.errors[0], ::testing::HasSubstr("c started while 2 held permits: a, b"));
+  Section told = Ran("a", kExitLockLost, 100, 300, 0);
+  told.term = 130;
+  EXPECT_THAT(CheckLimit({told, Ran("b", 0, 120, 300, 0), Ran("c", 0, 140, 300, 0)}, 2).errors,
+              ::testing::IsEmpty());
+  // Sections one after the other never overlap.
+  EXPECT_EQ(CheckLimit({Ran("a", 0, 100, 200, 0), Ran("b", 0, 200, 300, 0)}, 1).peak, 1);
+}
+
 TEST(SectionLogTest, LogLinesAreMatchedToTheirSectionsAndMalformedOnesNamed) {
   std::map<std::string, Section> sections;
   sections["w0i0"].tag = "w0i0";

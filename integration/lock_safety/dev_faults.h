@@ -1,0 +1,40 @@
+// integration/lock_safety/dev_faults.h
+//
+// The faults the lock-safety harness injects into a consul-dev-server process (over its
+// /v1/_dev/ endpoints), one per period, in rotation: a latency spell, a burst of 500s, dropped
+// connections, every connection dropped, and the forced expiry of a holder's session while a
+// long critical section runs.
+//
+// Thread safety: InjectFaults runs on the caller's thread until `done` is notified.
+#ifndef REGISTRY_INTEGRATION_LOCK_SAFETY_DEV_FAULTS_H_
+#define REGISTRY_INTEGRATION_LOCK_SAFETY_DEV_FAULTS_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+
+namespace registry::integration {
+
+struct FaultCounts {
+  int latency = 0;
+  int fail_bursts = 0;
+  int drops = 0;
+  int drop_alls = 0;
+  int expiries = 0;  // holder sessions expired
+};
+
+// Injects one fault per period into the dev server at `address` until `done` is notified. The
+// sections log their steps to `log` (critical_section.sh); `holder_session` names the session of
+// a holder to expire ("" if none holds now). Test failures are recorded for faults that could
+// not be injected.
+FaultCounts InjectFaults(const std::string& address, const std::string& log,
+                         const std::function<std::string()>& holder_session,
+                         absl::Notification& done);
+
+// "N latency spells, N 500-bursts, ..." for a report.
+std::string Describe(const FaultCounts& counts);
+
+}  // namespace registry::integration
+
+#endif  // REGISTRY_INTEGRATION_LOCK_SAFETY_DEV_FAULTS_H_
