@@ -3,9 +3,10 @@
 //
 //   lock_bench [--cycles=1000] [--handoffs=200] [--settle_ms=5] [--server=dev]
 //
-//   - for the mutex, the fair lock and the semaphore (limit 1): requests per uncontended
-//     Lock()+Unlock() (from the dev server's request counters; the design targets are 2, 3 and
-//     at most 4) and the latency of such a
+//   - for the mutex, the fair lock, the semaphore (limit 1) and the write side of a read/write
+//     lock (and, uncontended only, its read side): requests per uncontended Lock()+Unlock()
+//     (from the dev server's request counters; the design targets are 2, 3, at most 4 and at
+//     most 3) and the latency of such a
 //     cycle; the handoff latency between two instances; and how many blocked waiters one
 //     release wakes, with 1, 8 and 32 waiting instances (the dev server's count of woken
 //     blocking queries; the fair lock's target is 1 whatever the number). A handoff: from the
@@ -125,8 +126,10 @@ std::vector<absl::Duration> Handoffs(DistributedLock& first, DistributedLock& se
 
 // The recipes measured. The semaphore has limit 1 here, so that its handoffs and wake-ups compare
 // with the locks'.
-enum class Recipe { kMutex, kFair, kSemaphore };
-constexpr Recipe kRecipes[] = {Recipe::kMutex, Recipe::kFair, Recipe::kSemaphore};
+// The read side of a read/write lock is measured uncontended only: its holders never wait for
+// each other.
+enum class Recipe { kMutex, kFair, kSemaphore, kWrite, kRead };
+constexpr Recipe kRecipes[] = {Recipe::kMutex, Recipe::kFair, Recipe::kSemaphore, Recipe::kWrite};
 
 // The lock `name` of `manager` made by `recipe`.
 std::shared_ptr<DistributedLock> LockOf(LockManager& manager, const std::string& name,
@@ -136,6 +139,10 @@ std::shared_ptr<DistributedLock> LockOf(LockManager& manager, const std::string&
       return Check(manager.GetFairLock(name));
     case Recipe::kSemaphore:
       return Check(manager.GetSemaphore(name, 1));
+    case Recipe::kWrite:
+      return Check(manager.GetWriteLock(name));
+    case Recipe::kRead:
+      return Check(manager.GetReadLock(name));
     case Recipe::kMutex:
       break;
   }
@@ -143,7 +150,19 @@ std::shared_ptr<DistributedLock> LockOf(LockManager& manager, const std::string&
 }
 
 const char* KindName(Recipe recipe) {
-  return recipe == Recipe::kFair ? "fair" : (recipe == Recipe::kSemaphore ? "semaphore" : "mutex");
+  switch (recipe) {
+    case Recipe::kFair:
+      return "fair";
+    case Recipe::kSemaphore:
+      return "semaphore";
+    case Recipe::kWrite:
+      return "write";
+    case Recipe::kRead:
+      return "read";
+    case Recipe::kMutex:
+      break;
+  }
+  return "mutex";
 }
 
 // Uncontended Lock()+Unlock() cycles: their latency and, on the dev server, the requests each.
@@ -280,6 +299,8 @@ int Run() {
           WokenPerRelease(*server, options, recipe, waiters);
     }
   }
+
+  out["uncontended"][KindName(Recipe::kRead)] = Uncontended(*server, options, Recipe::kRead);
 
   {  // Handoff between two threads of one process (tier 1: the same for both kinds).
     std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
