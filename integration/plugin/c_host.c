@@ -5,13 +5,16 @@
  * starts as a child process on port 0, put/get/children/exists/update/delete, ephemeral keys,
  * watches (1.1: ADDED/UPDATED/DELETED through a C callback), locks (1.2: re-entry, fenced
  * writes), fair locks (1.3), semaphores (1.4: two threads' permits), error codes and messages,
- * close, and the release of everything the plugin handed out.
+ * close, and the release of everything the plugin handed out. The lock exercises are in
+ * c_host_locks.c.
  *
  * Usage: c_host PLUGIN.so CONSUL_DEV_SERVER_BINARY
  * Prints one line per failed check; exits 0 iff every check passed. */
 #ifdef __cplusplus
 #error "c_host.c proves the ABI is C: compile it as C"
 #endif
+
+#include "integration/plugin/c_host.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,19 +32,10 @@
 
 extern char** environ;
 
-static int g_failures = 0;
-static struct RegistryPluginApi g_api;
+int g_failures = 0;
+struct RegistryPluginApi g_api;
 
-#define CHECK(cond)                                                                    \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      fprintf(stderr, "c_host: %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                                    \
-    }                                                                                  \
-  } while (0)
-
-/* Checks that a call returned `want`; on failure prints the plugin's message. Releases `error`. */
-static void ExpectCode(int got, int want, struct RegistryError* error, const char* what, int line) {
+void ExpectCode(int got, int want, struct RegistryError* error, const char* what, int line) {
   if (got != want) {
     fprintf(stderr, "c_host: line %d: %s returned %d, want %d (%s)\n", line, what, got, want,
             error->message != NULL ? error->message : "no message");
@@ -49,7 +43,6 @@ static void ExpectCode(int got, int want, struct RegistryError* error, const cha
   }
   g_api.release_error(error);
 }
-#define EXPECT_CODE(call, want) ExpectCode((call), (want), &error, #call, __LINE__)
 
 /* Starts the dev server on a free port and stores "127.0.0.1:PORT" in `address`. */
 static pid_t StartDevServer(const char* binary, char* address, size_t address_size) {
@@ -158,98 +151,6 @@ static void ExerciseWatch(struct RegistryRepository* repo) {
   /* After removal returns no callback runs, so `seen` may go away with this frame. */
   pthread_cond_destroy(&seen.changed);
   pthread_mutex_destroy(&seen.mu);
-}
-
-static void ExerciseLock(struct RegistryRepository* repo) {
-  struct RegistryError error = {0, NULL};
-  struct RegistryLock* lock = NULL;
-  bool flag = false;
-  EXPECT_CODE(g_api.get_lock(repo, "c_host/job", &lock, &error), REGISTRY_OK);
-  if (lock == NULL) return;
-  EXPECT_CODE(g_api.persist_if_held(lock, "/fenced", "x", 1, &error), REGISTRY_FAILED_PRECONDITION);
-  EXPECT_CODE(g_api.try_lock(lock, 1000, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  EXPECT_CODE(g_api.lock(lock, &error), REGISTRY_OK); /* re-entry: no request, counted */
-  EXPECT_CODE(g_api.lock_is_held(lock, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  EXPECT_CODE(g_api.lock_is_lost(lock, &flag, &error), REGISTRY_OK);
-  CHECK(!flag);
-  EXPECT_CODE(g_api.persist_if_held(lock, "/fenced", "under lock", 10, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.unlock(lock, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.lock_is_held(lock, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  EXPECT_CODE(g_api.unlock(lock, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.lock_is_held(lock, &flag, &error), REGISTRY_OK);
-  CHECK(!flag);
-  EXPECT_CODE(g_api.unlock(lock, &error), REGISTRY_FAILED_PRECONDITION);
-  g_api.release_lock(lock);
-}
-
-/* The fair lock: a handle of its own, used with the lock entries; a different lock from the mutex
- * of the same name, so both can be held at once. */
-static void ExerciseFairLock(struct RegistryRepository* repo) {
-  struct RegistryError error = {0, NULL};
-  struct RegistryLock* fair = NULL;
-  struct RegistryLock* mutex = NULL;
-  bool flag = false;
-  EXPECT_CODE(g_api.get_fair_lock(repo, "c_host/queue", &fair, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.get_lock(repo, "c_host/queue", &mutex, &error), REGISTRY_OK);
-  if (fair == NULL || mutex == NULL) return;
-  EXPECT_CODE(g_api.try_lock(fair, 1000, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  EXPECT_CODE(g_api.try_lock(mutex, 0, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  EXPECT_CODE(g_api.persist_if_held(fair, "/fenced-fair", "x", 1, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.unlock(mutex, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.unlock(fair, &error), REGISTRY_OK);
-  g_api.release_lock(mutex);
-  g_api.release_lock(fair);
-  EXPECT_CODE(g_api.get_fair_lock(repo, "bad//name", &fair, &error), REGISTRY_INVALID_ARGUMENT);
-  CHECK(fair == NULL);
-}
-
-/* A second thread of the host takes a permit of `semaphore` and gives it back. */
-struct PermitTry {
-  struct RegistryLock* semaphore;
-  int code;
-  bool acquired;
-};
-static void* TakePermit(void* arg) {
-  struct PermitTry* attempt = arg;
-  struct RegistryError error = {0, NULL};
-  attempt->code = g_api.try_lock(attempt->semaphore, 1000, &attempt->acquired, &error);
-  if (attempt->acquired) attempt->code = g_api.unlock(attempt->semaphore, &error);
-  g_api.release_error(&error);
-  return NULL;
-}
-
-/* The semaphore: a handle used with the lock entries, whose permits two threads hold at once
- * with a limit of 2; apart from the mutex of the same name; a bad limit is named. */
-static void ExerciseSemaphore(struct RegistryRepository* repo) {
-  struct RegistryError error = {0, NULL};
-  struct RegistryLock* semaphore = NULL;
-  struct RegistryLock* mutex = NULL;
-  bool flag = false;
-  EXPECT_CODE(g_api.get_semaphore(repo, "c_host/pool", 2, &semaphore, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.get_lock(repo, "c_host/pool", &mutex, &error), REGISTRY_OK);
-  if (semaphore == NULL || mutex == NULL) return;
-  EXPECT_CODE(g_api.try_lock(semaphore, 1000, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  struct PermitTry other = {semaphore, -1, false};
-  pthread_t thread;
-  if (pthread_create(&thread, NULL, TakePermit, &other) == 0) pthread_join(thread, NULL);
-  CHECK(other.code == REGISTRY_OK && other.acquired);
-  EXPECT_CODE(g_api.try_lock(mutex, 0, &flag, &error), REGISTRY_OK);
-  CHECK(flag);
-  EXPECT_CODE(g_api.persist_if_held(semaphore, "/fenced-semaphore", "x", 1, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.unlock(mutex, &error), REGISTRY_OK);
-  EXPECT_CODE(g_api.unlock(semaphore, &error), REGISTRY_OK);
-  g_api.release_lock(mutex);
-  g_api.release_lock(semaphore);
-  CHECK(g_api.get_semaphore(repo, "c_host/pool", 0, &semaphore, &error) ==
-        REGISTRY_INVALID_ARGUMENT);
-  CHECK(semaphore == NULL && error.message != NULL && strstr(error.message, "limit 0") != NULL);
-  g_api.release_error(&error);
 }
 
 /* Checks that `children` holds exactly `want` (count `n`), in order. */
