@@ -311,6 +311,12 @@ absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetSemaphore(absl::str
       "this registry plugin has no semaphores (semaphore '", name, "', limit ", limit, ")"));
 }
 
+absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetReadWriteLock(absl::string_view name,
+                                                                           bool write) {
+  return absl::UnimplementedError(absl::StrCat("this registry plugin has no read/write locks (",
+                                               write ? "write" : "read", " lock '", name, "')"));
+}
+
 int ReportStatus(const absl::Status& status, RegistryError* error) noexcept {
   const int code = static_cast<int>(status.code());
   if (status.ok()) return REGISTRY_OK;

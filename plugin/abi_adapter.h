@@ -74,6 +74,11 @@ class LockService {
   // Unimplemented by default: the service has no semaphores.
   virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetSemaphore(absl::string_view name,
                                                                     int limit);
+  // The read side (`write` false) or the write side of the read/write lock called `name`
+  // (registry_plugin.h get_read_write_lock). Errors as GetLock; Unimplemented by default: the
+  // service has no read/write locks.
+  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetReadWriteLock(absl::string_view name,
+                                                                        bool write);
 };
 
 struct PluginDescriptor {

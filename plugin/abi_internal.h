@@ -54,7 +54,7 @@ absl::Status NullArgument(const char* name);
 // The bytes of a C value; InvalidArgument naming `key` for a NULL value with a non-zero length.
 absl::StatusOr<absl::string_view> ValueView(const char* key, const char* value, size_t value_len);
 
-// ---- Entries implemented in abi_watch.cc (1.1) and abi_lock.cc (1.2, 1.3, 1.4). ----
+// ---- Entries implemented in abi_watch.cc (1.1) and abi_lock.cc (1.2 to 1.5). ----
 
 int AddDataListener(RegistryRepository* repository, const char* key, uint32_t options,
                     RegistryDataCallback callback, void* user_data, int64_t* watch_id,
@@ -68,6 +68,8 @@ int GetFairLock(RegistryRepository* repository, const char* name, RegistryLock**
                 RegistryError* error) noexcept;
 int GetSemaphore(RegistryRepository* repository, const char* name, int32_t limit,
                  RegistryLock** out, RegistryError* error) noexcept;
+int GetReadWriteLock(RegistryRepository* repository, const char* name, int32_t write,
+                     RegistryLock** out, RegistryError* error) noexcept;
 void ReleaseLock(RegistryLock* lock) noexcept;
 int Lock(RegistryLock* lock, RegistryError* error) noexcept;
 int TryLock(RegistryLock* lock, int64_t timeout_ms, bool* acquired, RegistryError* error) noexcept;

@@ -1,8 +1,8 @@
 // plugin/abi_lock.cc
 //
-// The 1.2, 1.3 and 1.4 entries of the C table: named locks (get_lock ... delete_if_held), fair
-// locks (get_fair_lock) and semaphores (get_semaphore) over the plugin's LockService /
-// LockBackend.
+// The 1.2 to 1.5 entries of the C table: named locks (get_lock ... delete_if_held), fair locks
+// (get_fair_lock), semaphores (get_semaphore) and read/write locks (get_read_write_lock) over
+// the plugin's LockService / LockBackend.
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,8 +35,8 @@ absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char*
   return repository.locks.get();
 }
 
-// get_lock, get_fair_lock and get_semaphore: a handle for what `get` (called with the
-// repository's service) finds.
+// get_lock, get_fair_lock, get_semaphore and get_read_write_lock: a handle for what `get`
+// (called with the repository's service) finds.
 template <typename Get>
 int GetLockHandle(RegistryRepository* repository, const char* name, RegistryLock** out,
                   RegistryError* error, Get get) noexcept {
@@ -73,6 +73,22 @@ int GetSemaphore(RegistryRepository* repository, const char* name, int32_t limit
   return GetLockHandle(repository, name, out, error, [name, limit](LockService& locks) {
     return locks.GetSemaphore(name, static_cast<int>(limit));
   });
+}
+
+int GetReadWriteLock(RegistryRepository* repository, const char* name, int32_t write,
+                     RegistryLock** out, RegistryError* error) noexcept {
+  return GetLockHandle(
+      repository, name, out, error,
+      [name, write](LockService& locks) -> absl::StatusOr<std::shared_ptr<LockBackend>> {
+        // Checked here, not by the service, so that every plugin names a bad side alike.
+        if (write != 0 && write != 1) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "registry plugin: get_read_write_lock: write must be 0 (the read side) or 1 (the "
+              "write side), got ",
+              write, " (read/write lock '", name, "')"));
+        }
+        return locks.GetReadWriteLock(name, write == 1);
+      });
 }
 
 void ReleaseLock(RegistryLock* lock) noexcept {

@@ -56,6 +56,11 @@ class ConsulLockService final : public LockService {
     return Wrapped(manager_->GetSemaphore(name, limit));
   }
 
+  absl::StatusOr<std::shared_ptr<LockBackend>> GetReadWriteLock(absl::string_view name,
+                                                                bool write) override {
+    return Wrapped(write ? manager_->GetWriteLock(name) : manager_->GetReadLock(name));
+  }
+
  private:
   static absl::StatusOr<std::shared_ptr<LockBackend>> Wrapped(
       absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock) {

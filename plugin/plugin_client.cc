@@ -239,6 +239,24 @@ absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetSemaphore(absl:
   });
 }
 
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetReadLock(absl::string_view name) {
+  return ReadWriteLockSide(name, 0);
+}
+
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::GetWriteLock(absl::string_view name) {
+  return ReadWriteLockSide(name, 1);
+}
+
+absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::ReadWriteLockSide(
+    absl::string_view name, int32_t write) {
+  if (!SupportsReadWriteLocks()) {
+    return Missing("read/write locks", REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK);
+  }
+  return LockHandle(name, [this, write](const char* n, RegistryLock** out, RegistryError* error) {
+    return api_.get_read_write_lock(handle_, n, write, out, error);
+  });
+}
+
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::LockHandle(
     absl::string_view name,
     absl::FunctionRef<int(const char* name, RegistryLock** out, RegistryError* error)> get) {
@@ -271,6 +289,12 @@ bool PluginRepository::SupportsSemaphores() const {
   return SupportsLocks() &&
          REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE &&
          REGISTRY_PLUGIN_API_HAS(&api_, get_semaphore) && api_.get_semaphore != nullptr;
+}
+
+bool PluginRepository::SupportsReadWriteLocks() const {
+  return SupportsLocks() &&
+         REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK &&
+         REGISTRY_PLUGIN_API_HAS(&api_, get_read_write_lock) && api_.get_read_write_lock != nullptr;
 }
 
 absl::Status PluginRepository::Close() {

@@ -165,12 +165,21 @@ class PluginRepository final : public Repository {
   // a PluginLock whose Lock/TryLock take a permit and Unlock gives it back. Errors: as
   // get_semaphore; Unimplemented when the negotiated ABI has no semaphores (below 1.4).
   absl::StatusOr<std::unique_ptr<PluginLock>> GetSemaphore(absl::string_view name, int limit);
+  // The read side / the write side of the read/write lock called `name` (registry_plugin.h
+  // get_read_write_lock), each used as a PluginLock: many threads, across processes, hold the
+  // read side at once; one holds the write side. A thread holding one side that locks the other
+  // gets FailedPrecondition at once. Errors: as get_read_write_lock; Unimplemented when the
+  // negotiated ABI has no read/write locks (below 1.5).
+  absl::StatusOr<std::unique_ptr<PluginLock>> GetReadLock(absl::string_view name);
+  absl::StatusOr<std::unique_ptr<PluginLock>> GetWriteLock(absl::string_view name);
 
-  // Whether the negotiated table has the watch / lock / fair lock / semaphore entries.
+  // Whether the negotiated table has the watch / lock / fair lock / semaphore / read/write lock
+  // entries.
   bool SupportsWatches() const;
   bool SupportsLocks() const;
   bool SupportsFairLocks() const;
   bool SupportsSemaphores() const;
+  bool SupportsReadWriteLocks() const;
 
   absl::Status Close() override;
 
@@ -191,8 +200,11 @@ class PluginRepository final : public Repository {
                 static_cast<int>(DataChangedEvent::Type::kDeleted) == REGISTRY_DATA_DELETED);
 
   absl::Status Missing(const char* what, uint32_t minor) const;
-  // A PluginLock for the handle that `get` (a call of get_lock, get_fair_lock or get_semaphore
-  // with the repository's handle) gives for `name`.
+  // GetReadLock (`write` 0) and GetWriteLock (1).
+  absl::StatusOr<std::unique_ptr<PluginLock>> ReadWriteLockSide(absl::string_view name,
+                                                                int32_t write);
+  // A PluginLock for the handle that `get` (a call of get_lock, get_fair_lock, get_semaphore or
+  // get_read_write_lock with the repository's handle) gives for `name`.
   absl::StatusOr<std::unique_ptr<PluginLock>> LockHandle(
       absl::string_view name,
       absl::FunctionRef<int(const char* name, RegistryLock** out, RegistryError* error)> get);

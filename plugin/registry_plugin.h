@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.4). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.5). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -63,15 +63,16 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 4
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 5
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
 
 /* What each minor version added (see the sections of RegistryPluginApi). */
-#define REGISTRY_PLUGIN_ABI_MINOR_WATCH 1     /* add_data_listener, remove_data_listener */
-#define REGISTRY_PLUGIN_ABI_MINOR_LOCK 2      /* get_lock ... delete_if_held */
-#define REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK 3 /* get_fair_lock */
-#define REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE 4 /* get_semaphore */
+#define REGISTRY_PLUGIN_ABI_MINOR_WATCH 1           /* add_data_listener, remove_data_listener */
+#define REGISTRY_PLUGIN_ABI_MINOR_LOCK 2            /* get_lock ... delete_if_held */
+#define REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK 3       /* get_fair_lock */
+#define REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE 4       /* get_semaphore */
+#define REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK 5 /* get_read_write_lock */
 
 /* The largest `limit` get_semaphore accepts: a semaphore's record in the store names every
  * holder, and must stay well below the store's value size limit. */
@@ -364,10 +365,25 @@ struct RegistryPluginApi {
   int (*get_semaphore)(struct RegistryRepository* repository, const char* name, int32_t limit,
                        struct RegistryLock** out, struct RegistryError* error);
 
+  /* ---- 1.5: read/write locks (REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK) ---- */
+
+  /* As get_lock, for one side of the read/write lock called `name`: `write` 0 gives the read
+   * side, 1 the write side. Across repositories (processes) any number of threads hold the read
+   * side at once, or one thread holds the write side; a writer waiting for the holders ahead of
+   * it holds back the readers that come after it, so writers are not starved. The handle is used
+   * and released with the 1.2 lock entries: lock and try_lock take the side for the calling
+   * thread (re-entry counts, as for a lock), unlock gives it back; loss, lost callbacks and
+   * fenced writes are as for a lock. A thread holding one side that asks for the other fails at
+   * once with REGISTRY_FAILED_PRECONDITION (it would wait for itself): unlock first. A
+   * read/write lock and a lock of the same name are different. Errors: as get_lock;
+   * REGISTRY_INVALID_ARGUMENT naming a `write` other than 0 or 1. */
+  int (*get_read_write_lock)(struct RegistryRepository* repository, const char* name, int32_t write,
+                             struct RegistryLock** out, struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
-/* Every entry of minor 0, 1, 2, 3, 4 fits in a table of at least this many bytes. */
+/* Every entry of minor 0, 1, 2, 3, 4, 5 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
 #define REGISTRY_PLUGIN_API_SIZE_1_1 \
@@ -378,6 +394,8 @@ struct RegistryPluginApi {
   (offsetof(struct RegistryPluginApi, get_fair_lock) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_4 \
   (offsetof(struct RegistryPluginApi, get_semaphore) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_5 \
+  (offsetof(struct RegistryPluginApi, get_read_write_lock) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

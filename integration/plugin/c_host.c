@@ -4,9 +4,9 @@
  * through the C ABI alone: dlopen, RegistryPluginInit, create from YAML against a dev server it
  * starts as a child process on port 0, put/get/children/exists/update/delete, ephemeral keys,
  * watches (1.1: ADDED/UPDATED/DELETED through a C callback), locks (1.2: re-entry, fenced
- * writes), fair locks (1.3), semaphores (1.4: two threads' permits), error codes and messages,
- * close, and the release of everything the plugin handed out. The lock exercises are in
- * c_host_locks.c.
+ * writes), fair locks (1.3), semaphores (1.4: two threads' permits), read/write locks (1.5),
+ * error codes and messages, close, and the release of everything the plugin handed out. The lock
+ * exercises are in c_host_locks.c.
  *
  * Usage: c_host PLUGIN.so CONSUL_DEV_SERVER_BINARY
  * Prints one line per failed check; exits 0 iff every check passed. */
@@ -235,6 +235,7 @@ static void Exercise(struct RegistryRepository* repo) {
   ExerciseLock(repo);
   ExerciseFairLock(repo);
   ExerciseSemaphore(repo);
+  ExerciseReadWriteLock(repo);
   EXPECT_CODE(g_api.get(repo, "/fenced", &value, &len, &found, &error), REGISTRY_OK);
   CHECK(found && strcmp(value, "under lock") == 0);
   g_api.release_value(value);
@@ -276,6 +277,8 @@ int main(int argc, char** argv) {
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, delete_if_held) && g_api.delete_if_held != NULL);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_fair_lock) && g_api.get_fair_lock != NULL);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_semaphore) && g_api.get_semaphore != NULL);
+    CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_read_write_lock) &&
+          g_api.get_read_write_lock != NULL);
     CHECK(strcmp(g_api.repository_type, "Consul") == 0);
   }
 

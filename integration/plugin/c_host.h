@@ -31,5 +31,6 @@ void ExpectCode(int got, int want, struct RegistryError* error, const char* what
 void ExerciseLock(struct RegistryRepository* repo);
 void ExerciseFairLock(struct RegistryRepository* repo);
 void ExerciseSemaphore(struct RegistryRepository* repo);
+void ExerciseReadWriteLock(struct RegistryRepository* repo);
 
 #endif /* REGISTRY_INTEGRATION_PLUGIN_C_HOST_H_ */

@@ -1,10 +1,10 @@
 // integration/plugin/consul_surface_test.cc
 //
-// The watch (1.1), lock (1.2), fair lock (1.3) and semaphore (1.4) entries of the real Consul
-// plugin, through the C++ wrapper, against a consul-dev-server process: independent removal of
-// watches sharing a key (the adapter multiplexes them over the repository's per-key removal),
-// removal from inside a callback, contention between repositories (sessions), semaphore limits
-// and loss on session expiry.
+// The watch (1.1), lock (1.2), fair lock (1.3), semaphore (1.4) and read/write lock (1.5) entries
+// of the real Consul plugin, through the C++ wrapper, against a consul-dev-server process:
+// independent removal of watches sharing a key (the adapter multiplexes them over the repository's
+// per-key removal), removal from inside a callback, contention between repositories (sessions),
+// semaphore limits, readers and writers, and loss on session expiry.
 #include <memory>
 #include <string>
 #include <vector>
@@ -242,6 +242,60 @@ TEST_F(ConsulSurfaceTest, SemaphoreLimitsOutOfRangeOrDisagreeingAreErrorsNamingT
   EXPECT_THAT(refused.status().message(),
               ::testing::AllOf(HasSubstr("limit in Consul is 2"), HasSubstr("asked for 3")));
   ASSERT_TRUE((*two)->Unlock().ok());
+}
+
+TEST_F(ConsulSurfaceTest, ReadWriteLockThroughTheAbiLetsReadersInTogetherAndTheWriterAfter) {
+  std::unique_ptr<PluginRepository> second = NewRepository();
+  std::unique_ptr<PluginRepository> third = NewRepository();
+  ASSERT_TRUE(second != nullptr && third != nullptr);
+  absl::StatusOr<std::unique_ptr<PluginLock>> a = repository_->GetReadLock("config");
+  absl::StatusOr<std::unique_ptr<PluginLock>> b = second->GetReadLock("config");
+  absl::StatusOr<std::unique_ptr<PluginLock>> writer = third->GetWriteLock("config");
+  absl::StatusOr<std::unique_ptr<PluginLock>> mutex = third->GetLock("config");
+  ASSERT_TRUE(a.ok() && b.ok() && writer.ok() && mutex.ok());
+  EXPECT_EQ((*a)->TryLock(absl::Seconds(5)).value_or(false), true);
+  EXPECT_EQ((*b)->TryLock(absl::Seconds(5)).value_or(false), true);  // both hold the read side
+  EXPECT_EQ((*writer)->TryLock(absl::Milliseconds(200)).value_or(true), false);
+  EXPECT_EQ((*mutex)->TryLock(absl::ZeroDuration()).value_or(false), true);  // another lock
+  ASSERT_TRUE((*mutex)->Unlock().ok());
+  ASSERT_TRUE((*b)->PersistIfHeld("/config/read_by", "second").ok());
+  ASSERT_TRUE((*b)->Unlock().ok());
+  ASSERT_TRUE((*a)->Unlock().ok());
+  EXPECT_EQ((*writer)->TryLock(absl::Seconds(5)).value_or(false), true);  // the readers are gone
+  ASSERT_TRUE((*writer)->PersistIfHeld("/config/version", "2").ok());
+  EXPECT_EQ((*a)->TryLock(absl::Milliseconds(200)).value_or(true), false);  // a writer holds
+  ASSERT_TRUE((*writer)->Unlock().ok());
+  EXPECT_EQ(**repository_->Get("/config/version"), "2");
+  EXPECT_EQ(**repository_->Get("/config/read_by"), "second");
+}
+
+TEST_F(ConsulSurfaceTest, ReadWriteLockUpgradeAndASideOtherThanZeroOrOneAreRefusedNamingThem) {
+  absl::StatusOr<std::unique_ptr<PluginLock>> read = repository_->GetReadLock("config");
+  absl::StatusOr<std::unique_ptr<PluginLock>> write = repository_->GetWriteLock("config");
+  ASSERT_TRUE(read.ok() && write.ok());
+  ASSERT_TRUE((*read)->Lock().ok());
+  absl::StatusOr<bool> upgrade = (*write)->TryLock(absl::Seconds(5));
+  ASSERT_FALSE(upgrade.ok());
+  EXPECT_EQ(upgrade.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(upgrade.status().message(), HasSubstr("this thread holds the read lock"));
+  ASSERT_TRUE((*read)->Unlock().ok());
+
+  // The wrapper asks for 0 or 1 only: a bad side goes through the C table itself.
+  const RegistryPluginApi& api = library_->api();
+  const std::string address = server_address();
+  const char* keys[] = {"namespace", "server-lists", "token"};
+  const char* values[] = {namespace_.c_str(), address.c_str(), token().c_str()};
+  RegistryRepository* raw = nullptr;
+  RegistryError error{};
+  ASSERT_EQ(api.create_from_props(keys, values, token().empty() ? 2 : 3, &raw, &error), REGISTRY_OK)
+      << (error.message != nullptr ? error.message : "");
+  RegistryLock* lock = nullptr;
+  EXPECT_EQ(api.get_read_write_lock(raw, "config", 2, &lock, &error), REGISTRY_INVALID_ARGUMENT);
+  EXPECT_EQ(lock, nullptr);
+  EXPECT_THAT(error.message != nullptr ? error.message : "",
+              HasSubstr("write must be 0 (the read side) or 1 (the write side), got 2"));
+  api.release_error(&error);
+  api.destroy(raw);
 }
 
 TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites) {

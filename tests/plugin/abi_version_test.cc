@@ -1,14 +1,15 @@
 // tests/plugin/abi_version_test.cc
 //
-// Minor-version compatibility of the C ABI: hosts built for 1.0, 1.1 or 1.3 keep working with the
-// current plugin (and get nothing written past their table), and a current host loading a plugin
-// from before 1.1 negotiates down and never calls the entries that plugin lacks.
+// Minor-version compatibility of the C ABI: hosts built for 1.0, 1.1, 1.3 or 1.4 keep working with
+// the current plugin (and get nothing written past their table), and a current host loading a
+// plugin from before 1.1 negotiates down and never calls the entries that plugin lacks.
 #include <dlfcn.h>
 
 #include <cstring>
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugin/loader.h"
@@ -72,18 +73,93 @@ TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries
   EXPECT_EQ(api.get_lock, nullptr);
 }
 
-TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointFour) {
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointFive) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
   const RegistryPluginApi& api = (*library)->api();
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 4));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_4);
-  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_4, sizeof(RegistryPluginApi));
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 5));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_5);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_5, sizeof(RegistryPluginApi));
   EXPECT_NE(api.add_data_listener, nullptr);
   EXPECT_NE(api.delete_if_held, nullptr);
   EXPECT_NE(api.get_fair_lock, nullptr);
   EXPECT_NE(api.get_semaphore, nullptr);
+  EXPECT_NE(api.get_read_write_lock, nullptr);
+}
+
+TEST(AbiVersionTest, HostBuiltForOnePointFourGetsItsTableAndNothingPastIt) {
+  RawPlugin plugin;
+  ASSERT_NE(plugin.init(), nullptr) << dlerror();
+  // The host's table is REGISTRY_PLUGIN_API_SIZE_1_4 bytes; get_read_write_lock lies past it.
+  RegistryPluginApi api;
+  std::memset(&api, 0xAB, sizeof(api));
+  std::memset(&api, 0, REGISTRY_PLUGIN_API_SIZE_1_4);
+  api.struct_size = REGISTRY_PLUGIN_API_SIZE_1_4;
+  RegistryError error{};
+  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 4), &api, &error), REGISTRY_OK);
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 4));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_4);
+  EXPECT_NE(api.get_semaphore, nullptr);
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, get_read_write_lock));
+  const unsigned char* rest = reinterpret_cast<const unsigned char*>(&api) + api.struct_size;
+  for (size_t i = 0; i < sizeof(api) - api.struct_size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
+}
+
+TEST(AbiVersionTest, HostSpeakingOnePointFourGetsSemaphoresButNoReadWriteLocks) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir}, REGISTRY_PLUGIN_ABI_VERSION(1, 4));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->abi_version(), REGISTRY_PLUGIN_ABI_VERSION(1, 4));
+  EXPECT_EQ((*library)->api().struct_size, REGISTRY_PLUGIN_API_SIZE_1_4);
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->SupportsSemaphores());
+  EXPECT_FALSE((*repository)->SupportsReadWriteLocks());
+  for (const absl::Status& side :
+       {(*repository)->GetReadLock("rw").status(), (*repository)->GetWriteLock("rw").status()}) {
+    EXPECT_EQ(side.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(side.message(),
+                AllOf(HasSubstr("ABI 1.4"), HasSubstr("read/write locks need 1.5")));
+  }
+}
+
+TEST(AbiVersionTest, PluginWhoseLockServiceHasNoReadWriteLocksSaysSoByName) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir});
+  ASSERT_TRUE(library.ok()) << library.status();
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_TRUE((*repository)->SupportsReadWriteLocks());
+  absl::StatusOr<std::unique_ptr<PluginLock>> read = (*repository)->GetReadLock("cfg/a");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(read.status().message(), HasSubstr("no read/write locks (read lock 'cfg/a')"));
+  absl::StatusOr<std::unique_ptr<PluginLock>> write = (*repository)->GetWriteLock("cfg/a");
+  ASSERT_FALSE(write.ok());
+  EXPECT_THAT(write.status().message(), HasSubstr("no read/write locks (write lock 'cfg/a')"));
+}
+
+TEST(AbiVersionTest, ReadWriteLockSideOtherThanZeroOrOneIsAnInvalidArgumentNamingIt) {
+  RawPlugin plugin;
+  ASSERT_NE(plugin.init(), nullptr) << dlerror();
+  RegistryPluginApi api{};
+  api.struct_size = sizeof(api);
+  RegistryError error{};
+  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION_CURRENT, &api, &error), REGISTRY_OK);
+  RegistryRepository* repository = nullptr;
+  ASSERT_EQ(api.create_from_props(nullptr, nullptr, 0, &repository, &error), REGISTRY_OK);
+  for (int32_t write : {2, -1}) {
+    // A stale pointer from the host's last call: a failing call must leave NULL in its place.
+    RegistryLock* lock = reinterpret_cast<RegistryLock*>(&error);
+    ASSERT_EQ(api.get_read_write_lock(repository, "rw", write, &lock, &error),
+              REGISTRY_INVALID_ARGUMENT);
+    EXPECT_EQ(lock, nullptr);
+    ASSERT_NE(error.message, nullptr);
+    EXPECT_THAT(error.message, HasSubstr(absl::StrCat("or 1 (the write side), got ", write, " ")));
+    api.release_error(&error);
+  }
+  api.destroy(repository);
 }
 
 TEST(AbiVersionTest, HostBuiltForOnePointThreeGetsItsTableAndNothingPastIt) {
