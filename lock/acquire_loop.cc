@@ -32,6 +32,10 @@ absl::Duration BlockingWait(absl::Duration remaining, absl::Duration configured)
   return std::min(configured, remaining * 16 / 17);
 }
 
+std::string NewEntryName(const std::string& session, absl::BitGen& gen) {
+  return absl::StrCat(session, ".", absl::Hex(absl::Uniform<uint64_t>(gen), absl::kZeroPad16));
+}
+
 Unreachable::Unreachable(absl::Duration limit, absl::Duration max_backoff)
     : limit_(limit), max_backoff_(std::max(max_backoff, kFirstBackoff)) {}
 
@@ -138,20 +142,21 @@ std::optional<AcquireResult> AcquireLoop::AfterSessionRefused(const std::string&
       absl::StrCat("Consul does not know the instance session ", session)));
 }
 
-absl::StatusOr<consul::KvGetResult> AcquireLoop::BlockingRead(const std::string& key,
-                                                              uint64_t index, absl::Time now) {
+consul::QueryOptions AcquireLoop::BlockingQuery(uint64_t index, absl::Time now) const {
   consul::QueryOptions query;
   query.index = index;
   query.wait = BlockingWait(deadline_ - now, core_.block_query_wait());
-  return core_.client().KvGet(key, query, &call_);
+  return query;
+}
+
+absl::StatusOr<consul::KvGetResult> AcquireLoop::BlockingRead(const std::string& key,
+                                                              uint64_t index, absl::Time now) {
+  return core_.client().KvGet(key, BlockingQuery(index, now), &call_);
 }
 
 absl::StatusOr<consul::KvListResult> AcquireLoop::BlockingList(const std::string& prefix,
                                                                uint64_t index, absl::Time now) {
-  consul::QueryOptions query;
-  query.index = index;
-  query.wait = BlockingWait(deadline_ - now, core_.block_query_wait());
-  return core_.client().KvList(prefix, query, &call_);
+  return core_.client().KvList(prefix, BlockingQuery(index, now), &call_);
 }
 
 std::optional<AcquireResult> AcquireLoop::RetryAfter(const absl::Status& error) {

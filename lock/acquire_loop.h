@@ -42,6 +42,11 @@ bool IsInvalidSession(const absl::Status& status);
 // caller asks again with what is left. Without a deadline, the configured wait.
 absl::Duration BlockingWait(absl::Duration remaining, absl::Duration configured);
 
+// A new name for an entry of `session` (the fair lock's queue entries, a record lock's
+// entries): "<session>.<16 random hex digits>". Never reused, so a late delete of one hold's
+// entry cannot touch a later hold's.
+std::string NewEntryName(const std::string& session, absl::BitGen& gen);
+
 // How long requests have been failing in a row, with the back-off between attempts.
 class Unreachable {
  public:
@@ -135,6 +140,8 @@ class AcquireLoop {
 
  private:
   AcquireResult GiveUpAtDeadline();
+  // The query of a blocking read from `index` begun at `now`, ending by the deadline.
+  consul::QueryOptions BlockingQuery(uint64_t index, absl::Time now) const;
 
   LockCore& core_;
   const std::string& name_;

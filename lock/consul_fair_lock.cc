@@ -75,8 +75,7 @@ class FairAcquisition final : public KeyAcquisition {
     if (session.empty()) return round;
     if (session != session_) {  // a new entry for a new session; the old one went with its session
       session_ = session;
-      entry_ = absl::StrCat(prefix_, session, ".",
-                            absl::Hex(absl::Uniform<uint64_t>(gen_), absl::kZeroPad16), "/");
+      entry_ = absl::StrCat(prefix_, NewEntryName(session, gen_), "/");
     }
     const consul::TxnOp ops[] = {
         consul::TxnOp::Lock(entry_, core().options().holder_value, session),

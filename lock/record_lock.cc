@@ -32,7 +32,7 @@ std::optional<AcquireResult> RecordAcquisition::Round(absl::Time now) {
   if (session.empty()) return round;
   if (session != session_) {  // a new entry for a new session; the old one went with its session
     session_ = session;
-    name_ = absl::StrCat(session, ".", absl::Hex(absl::Uniform<uint64_t>(gen_), absl::kZeroPad16));
+    name_ = NewEntryName(session, gen_);
     entry_ = absl::StrCat(prefix_, name_, "/");
   }
   absl::StatusOr<consul::KvListResult> listed =

@@ -8,14 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lock/consul_rw_lock.h"
 #include "lock/lock_manager.h"
-#include "tests/lock/lock_manager_fixture.h"
+#include "tests/lock/record_lock_fixture.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -31,31 +30,10 @@ constexpr char kPrefix[] = "ns/rwlock/a/";
 constexpr char kReader[] = "o1.0000000000000001";
 const std::string kReaderKey = std::string(kPrefix) + kReader + "/";
 
-nlohmann::json KeyJson(const std::string& key, const std::string& session, uint64_t index,
-                       const std::string& value = "") {
-  nlohmann::json entry = {{"LockIndex", 1},   {"Key", key},           {"Flags", 0},
-                          {"Value", nullptr}, {"CreateIndex", index}, {"ModifyIndex", index}};
-  if (!value.empty()) entry["Value"] = absl::Base64Escape(value);
-  if (!session.empty()) entry["Session"] = session;
-  return entry;
-}
 nlohmann::json RecordJson(const RwRecord& record, uint64_t index) {
   return KeyJson(kPrefix, "", index, RwRecordJson(record));
 }
-HttpResponse Tree(std::vector<nlohmann::json> keys, uint64_t index) {
-  return ReadResponse(200, nlohmann::json(keys).dump(), index);
-}
-HttpResponse TxnOk() { return Response(200, R"({"Results":[],"Errors":null})"); }
 
-MATCHER(IsTreeRead, "") {
-  return arg.method == HttpMethod::kGet && arg.path == std::string("/v1/kv/") + kPrefix &&
-         arg.FindParam("recurse") != nullptr && arg.FindParam("index") == nullptr;
-}
-MATCHER_P(IsBlockingTreeRead, index, "") {
-  const std::string* sent = arg.FindParam("index");
-  return arg.method == HttpMethod::kGet && arg.path == std::string("/v1/kv/") + kPrefix &&
-         arg.FindParam("recurse") != nullptr && sent != nullptr && *sent == index;
-}
 // A txn locking an entry of "s1", with `prunes` lock + delete pairs, then the record's cas.
 MATCHER_P(IsTakeWith, prunes, "") {
   const nlohmann::json ops = TxnOps(arg);
@@ -63,11 +41,6 @@ MATCHER_P(IsTakeWith, prunes, "") {
   return ops[0]["KV"]["Verb"] == "lock" && ops[0]["KV"]["Session"] == "s1" &&
          absl::StartsWith(ops[0]["KV"]["Key"].get<std::string>(), std::string(kPrefix) + "s1.") &&
          ops.back()["KV"]["Verb"] == "cas" && ops.back()["KV"]["Key"] == kPrefix;
-}
-MATCHER(IsEntryDelete, "") {
-  const nlohmann::json ops = TxnOps(arg);
-  return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "delete" &&
-         absl::StartsWith(ops[0]["KV"]["Key"].get<std::string>(), std::string(kPrefix) + "s1.");
 }
 
 class RwLockTest : public LockManagerTest {
@@ -78,11 +51,8 @@ class RwLockTest : public LockManagerTest {
     return [this](const HttpRequest& request, consul::Canceller*) {
       const nlohmann::json ops = TxnOps(request);
       entry_ = ops[0]["KV"]["Key"].get<std::string>();
-      std::string written;
-      absl::Base64Unescape(ops.back()["KV"]["Value"].get<std::string>(), &written);
-      records_.push_back(*ParseRwRecord(written));
-      nlohmann::json results = {{{"KV", KeyJson(entry_, "s1", 9)}}};
-      return Response(200, nlohmann::json({{"Results", results}, {"Errors", nullptr}}).dump());
+      records_.push_back(*ParseRwRecord(WrittenRecord(ops)));
+      return EntryLocked(entry_);
     };
   }
   std::string EntryName() const {
@@ -98,9 +68,9 @@ TEST_F(RwLockTest, UncontendedReadIsAReadATakeAndADelete) {
   auto read = manager->GetReadLock("a").value();
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Return(Tree({}, 4)));
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _)).WillOnce(Return(Tree({}, 4)));
     EXPECT_CALL(*transport_, Execute(IsTakeWith(0), _)).WillOnce(Invoke(Committed()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _)).WillOnce(Return(TxnOk()));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(read->Lock().ok());
   EXPECT_EQ(read->consul_key(), kPrefix);
@@ -116,22 +86,23 @@ TEST_F(RwLockTest, WriterRegistersWaitsForTheReaderAheadAndPrunesIt) {
   const nlohmann::json reader_entry = KeyJson(kReaderKey, "o1", 5);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
         .WillOnce(Return(Tree({RecordJson({"", {kReader}, {}}, 5), reader_entry}, 5)));
     // Registered: its entry, and its name in "Waiting" (which holds back later readers); a
     // read then gives the index to wait on.
     EXPECT_CALL(*transport_, Execute(IsTakeWith(0), _)).WillOnce(Invoke(Committed()));
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Invoke([&](auto&&...) {
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _)).WillOnce(Invoke([&](auto&&...) {
       return Tree(
           {RecordJson({"", {kReader}, {EntryName()}}, 6), reader_entry, KeyJson(entry_, "s1", 6)},
           6);
     }));
-    EXPECT_CALL(*transport_, Execute(IsBlockingTreeRead("6"), _)).WillOnce(Invoke([&](auto&&...) {
-      // The reader left: its entry is gone, the record still names it.
-      return Tree({RecordJson({"", {kReader}, {EntryName()}}, 6), KeyJson(entry_, "s1", 6)}, 7);
-    }));
+    EXPECT_CALL(*transport_, Execute(IsBlockingTreeReadOf(kPrefix, "6"), _))
+        .WillOnce(Invoke([&](auto&&...) {
+          // The reader left: its entry is gone, the record still names it.
+          return Tree({RecordJson({"", {kReader}, {EntryName()}}, 6), KeyJson(entry_, "s1", 6)}, 7);
+        }));
     EXPECT_CALL(*transport_, Execute(IsTakeWith(1), _)).WillOnce(Invoke(Committed()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _)).WillOnce(Return(TxnOk()));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   absl::StatusOr<bool> acquired = write->TryLock(absl::Seconds(5));
   ASSERT_TRUE(acquired.ok() && *acquired) << acquired.status();
@@ -152,11 +123,11 @@ TEST_F(RwLockTest, ReaderWaitsBehindAWaitingWriter) {
   {
     InSequence sequence;
     // Only a reader holds, but a writer waits: this reader waits too.
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
         .WillOnce(Return(
             Tree({RecordJson({"", {kReader}, {writer}}, 6), reader_entry, writer_entry}, 6)));
     // Nothing changes: the server answers each blocking read when its wait is over.
-    EXPECT_CALL(*transport_, Execute(IsBlockingTreeRead("6"), _))
+    EXPECT_CALL(*transport_, Execute(IsBlockingTreeReadOf(kPrefix, "6"), _))
         .WillRepeatedly(Invoke([&](auto&&...) {
           absl::SleepFor(absl::Milliseconds(20));
           return Tree({RecordJson({"", {kReader}, {writer}}, 6), reader_entry, writer_entry}, 6);
@@ -175,9 +146,9 @@ TEST_F(RwLockTest, AThreadHoldingOneSideIsRefusedTheOtherWithoutARequest) {
   EXPECT_EQ(write->capacity(), 1);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Return(Tree({}, 4)));
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _)).WillOnce(Return(Tree({}, 4)));
     EXPECT_CALL(*transport_, Execute(IsTakeWith(0), _)).WillOnce(Invoke(Committed()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _)).WillOnce(Return(TxnOk()));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(read->Lock().ok());
   absl::StatusOr<bool> upgrade = write->TryLock(absl::Seconds(1));

@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lock/consul_semaphore.h"
 #include "lock/lock_manager.h"
-#include "tests/lock/lock_manager_fixture.h"
+#include "tests/lock/record_lock_fixture.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -28,31 +27,11 @@ using ::testing::Return;
 constexpr char kPrefix[] = "ns/semaphore/a/";
 const std::string kOther = std::string(kPrefix) + "o1.0000000000000001/";
 
-nlohmann::json KeyJson(const std::string& key, const std::string& session, uint64_t index,
-                       const std::string& value = "") {
-  nlohmann::json entry = {{"LockIndex", 1},   {"Key", key},           {"Flags", 0},
-                          {"Value", nullptr}, {"CreateIndex", index}, {"ModifyIndex", index}};
-  if (!value.empty()) entry["Value"] = absl::Base64Escape(value);
-  if (!session.empty()) entry["Session"] = session;
-  return entry;
-}
 // The record with `limit` and `holders` (entry names), at ModifyIndex `index`.
 nlohmann::json RecordJson(int limit, std::vector<std::string> holders, uint64_t index) {
   return KeyJson(kPrefix, "", index, SemaphoreRecordJson({limit, std::move(holders)}));
 }
-HttpResponse Tree(std::vector<nlohmann::json> keys, uint64_t index) {
-  return ReadResponse(200, nlohmann::json(keys).dump(), index);
-}
 
-MATCHER(IsTreeRead, "") {
-  return arg.method == HttpMethod::kGet && arg.path == std::string("/v1/kv/") + kPrefix &&
-         arg.FindParam("recurse") != nullptr && arg.FindParam("index") == nullptr;
-}
-MATCHER_P(IsBlockingTreeRead, index, "") {
-  const std::string* sent = arg.FindParam("index");
-  return arg.method == HttpMethod::kGet && arg.path == std::string("/v1/kv/") + kPrefix &&
-         arg.FindParam("recurse") != nullptr && sent != nullptr && *sent == index;
-}
 // A take: lock of an entry of "s1", `prunes` pairs of lock + delete, then the record's
 // check-and-set at `cas_index` naming the entry among `limit` holders at most.
 MATCHER_P2(IsTake, prunes, cas_index, "") {
@@ -73,11 +52,6 @@ MATCHER_P2(IsTake, prunes, cas_index, "") {
   const nlohmann::json& cas = ops.back()["KV"];
   return cas["Verb"] == "cas" && cas["Key"] == kPrefix && cas["Index"] == cas_index;
 }
-MATCHER(IsEntryDelete, "") {
-  const nlohmann::json ops = TxnOps(arg);
-  return ops.is_array() && ops.size() == 1 && ops[0]["KV"]["Verb"] == "delete" &&
-         absl::StartsWith(ops[0]["KV"]["Key"].get<std::string>(), std::string(kPrefix) + "s1.");
-}
 
 class SemaphoreTest : public LockManagerTest {
  protected:
@@ -93,11 +67,8 @@ class SemaphoreTest : public LockManagerTest {
     return [this](const HttpRequest& request, consul::Canceller*) {
       const nlohmann::json ops = TxnOps(request);
       entry_ = ops[0]["KV"]["Key"].get<std::string>();
-      std::string written;
-      absl::Base64Unescape(ops.back()["KV"]["Value"].get<std::string>(), &written);
-      record_ = *ParseSemaphoreRecord(written);
-      nlohmann::json results = {{{"KV", KeyJson(entry_, "s1", 9)}}};
-      return Response(200, nlohmann::json({{"Results", results}, {"Errors", nullptr}}).dump());
+      record_ = *ParseSemaphoreRecord(WrittenRecord(ops));
+      return EntryLocked(entry_);
     };
   }
   static HttpResponse Refused(size_t op, const std::string& what) {
@@ -115,10 +86,9 @@ TEST_F(SemaphoreTest, UncontendedCycleIsAReadATakeAndADelete) {
   auto semaphore = SemaphoreA(*manager, 2);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Return(Tree({}, 4)));
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _)).WillOnce(Return(Tree({}, 4)));
     EXPECT_CALL(*transport_, Execute(IsTake(0, 0), _)).WillOnce(Invoke(Taken()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(semaphore->Lock().ok());
   EXPECT_EQ(semaphore->capacity(), 2);
@@ -134,15 +104,14 @@ TEST_F(SemaphoreTest, FullSemaphoreWaitsOnTheTreeAndPrunesTheHolderThatLeft) {
   auto semaphore = SemaphoreA(*manager, 1);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
         .WillOnce(
             Return(Tree({RecordJson(1, {"o1.0000000000000001"}, 5), KeyJson(kOther, "o1", 6)}, 6)));
     // The holder released: its entry is gone, the record still names it.
-    EXPECT_CALL(*transport_, Execute(IsBlockingTreeRead("6"), _))
+    EXPECT_CALL(*transport_, Execute(IsBlockingTreeReadOf(kPrefix, "6"), _))
         .WillOnce(Return(Tree({RecordJson(1, {"o1.0000000000000001"}, 5)}, 8)));
     EXPECT_CALL(*transport_, Execute(IsTake(1, 5), _)).WillOnce(Invoke(Taken()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   absl::StatusOr<bool> acquired = semaphore->TryLock(absl::Seconds(5));
   ASSERT_TRUE(acquired.ok()) << acquired.status();
@@ -158,14 +127,15 @@ TEST_F(SemaphoreTest, PruningUnderLockDelayIsRetriedNotForced) {
   const nlohmann::json dead_record = RecordJson(1, {"o1.0000000000000001"}, 5);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Return(Tree({dead_record}, 7)));
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
+        .WillOnce(Return(Tree({dead_record}, 7)));
     // The dead holder's key is under lock-delay: it may not know it lost its permit yet.
     EXPECT_CALL(*transport_, Execute(IsTake(1, 5), _))
         .WillOnce(Return(Refused(1, "failed to lock key \"x\" due to lock delay")));
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Return(Tree({dead_record}, 7)));
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
+        .WillOnce(Return(Tree({dead_record}, 7)));
     EXPECT_CALL(*transport_, Execute(IsTake(1, 5), _)).WillOnce(Invoke(Taken()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(semaphore->Lock().ok());
   EXPECT_TRUE(semaphore->Unlock().ok());
@@ -176,15 +146,14 @@ TEST_F(SemaphoreTest, RecordChangedUnderTheTakeIsReadAgainAtOnce) {
   auto semaphore = SemaphoreA(*manager, 2);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _)).WillOnce(Return(Tree({}, 4)));
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _)).WillOnce(Return(Tree({}, 4)));
     EXPECT_CALL(*transport_, Execute(IsTake(0, 0), _))
         .WillOnce(Return(Refused(1, "failed to set key: index is stale")));
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
         .WillOnce(
             Return(Tree({RecordJson(2, {"o1.0000000000000001"}, 5), KeyJson(kOther, "o1", 5)}, 5)));
     EXPECT_CALL(*transport_, Execute(IsTake(0, 5), _)).WillOnce(Invoke(Taken()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(semaphore->Lock().ok());
   EXPECT_EQ(record_.holders.size(), 2u);
@@ -194,7 +163,7 @@ TEST_F(SemaphoreTest, RecordChangedUnderTheTakeIsReadAgainAtOnce) {
 TEST_F(SemaphoreTest, LimitThatDisagreesWithALiveRecordNamesBoth) {
   auto manager = NewManager();
   auto semaphore = SemaphoreA(*manager, 2);
-  EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+  EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
       .WillOnce(
           Return(Tree({RecordJson(3, {"o1.0000000000000001"}, 5), KeyJson(kOther, "o1", 5)}, 5)));
   absl::StatusOr<bool> acquired = semaphore->TryLock(absl::Seconds(5));
@@ -211,11 +180,10 @@ TEST_F(SemaphoreTest, LimitOfARecordWithoutLiveHoldersIsReplaced) {
   auto semaphore = SemaphoreA(*manager, 2);
   {
     InSequence sequence;
-    EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+    EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
         .WillOnce(Return(Tree({RecordJson(3, {"o1.0000000000000001"}, 5)}, 5)));
     EXPECT_CALL(*transport_, Execute(IsTake(0, 5), _)).WillOnce(Invoke(Taken()));
-    EXPECT_CALL(*transport_, Execute(IsEntryDelete(), _))
-        .WillOnce(Return(Response(200, R"({"Results":[],"Errors":null})")));
+    EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(semaphore->Lock().ok());
   EXPECT_EQ(record_.limit, 2);
@@ -225,7 +193,7 @@ TEST_F(SemaphoreTest, LimitOfARecordWithoutLiveHoldersIsReplaced) {
 TEST_F(SemaphoreTest, ARecordThatIsNotASemaphoresIsAClearError) {
   auto manager = NewManager();
   auto semaphore = SemaphoreA(*manager, 2);
-  EXPECT_CALL(*transport_, Execute(IsTreeRead(), _))
+  EXPECT_CALL(*transport_, Execute(IsTreeReadOf(kPrefix), _))
       .WillOnce(Return(Tree({KeyJson(kPrefix, "", 5, "not json")}, 5)));
   absl::Status status = semaphore->Lock();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
