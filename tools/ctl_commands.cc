@@ -125,7 +125,9 @@ const std::vector<Command>& Commands() {
        "it; exit with CMD's status (128+N if killed by signal N; 126/127 if it cannot be run). "
        "--timeout-ms N: exit 1 if the lock is not acquired within N ms (default: wait). "
        "--fair: the fair lock NAME instead, which waiting processes get in the order they asked "
-       "for it. "
+       "for it. --read / --write: the read or the write side of the read/write lock NAME "
+       "instead: any number of processes hold its read side at once, one its write side, and a "
+       "waiting writer holds back later readers. --fair, --read and --write exclude each other. "
        "SIGINT/SIGTERM are forwarded to CMD. If the lock is lost while CMD runs, CMD gets "
        "SIGTERM (SIGKILL 5 s later) and registryctl exits 3",
        1, true, &RunLock, /*runs_command_line=*/true},

@@ -37,11 +37,14 @@ inline constexpr int kExitLockLost = 3;
 inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitCommandNotFound = 127;
 
+// Which lock `lock` takes: chosen by --fair, --read or --write (one at most).
+enum class LockKind { kPlain, kFair, kRead, kWrite };
+
 // Options of individual commands (flags that only one command accepts).
 struct CommandOptions {
   bool initial = false;                        // watch --initial
   std::optional<absl::Duration> lock_timeout;  // lock, semaphore --timeout-ms
-  bool fair_lock = false;                      // lock --fair
+  LockKind lock_kind = LockKind::kPlain;       // lock --fair, --read, --write
   int semaphore_limit = 0;                     // semaphore --limit
   std::vector<std::string> command_line;       // lock, semaphore: CMD ARGS... (after "--")
 };
@@ -81,7 +84,8 @@ void PrintLine(std::FILE* out, absl::string_view line);
 // SIGTERM; "registryctl: watching KEY" on `err` once the watch is established. Exit 0.
 int RunWatch(const CommandContext& context, const std::vector<std::string>& arguments);
 
-// `lock NAME [--timeout-ms N] -- CMD ARGS...`: runs CMD holding lock NAME; see ctl_lock.cc.
+// `lock NAME [--fair|--read|--write] [--timeout-ms N] -- CMD ARGS...`: runs CMD holding lock
+// NAME (the fair lock, or the read or write side of the read/write lock NAME); see ctl_lock.cc.
 int RunLock(const CommandContext& context, const std::vector<std::string>& arguments);
 
 // `semaphore NAME --limit N [--timeout-ms N] -- CMD ARGS...`: as RunLock, holding a permit of

@@ -1,9 +1,10 @@
 // tools/ctl_lock.cc
 //
-// `registryctl lock NAME [--fair] [--timeout-ms N] -- CMD ARGS...`: runs CMD while holding lock
-// NAME (with --fair, the fair lock NAME). `registryctl semaphore NAME --limit N [--timeout-ms N]
-// -- CMD ARGS...` does the same holding a permit of the semaphore NAME: the plugin hands both out
-// as a PluginLock, so one code path serves both, and "the lock" below reads "the permit".
+// `registryctl lock NAME [--fair|--read|--write] [--timeout-ms N] -- CMD ARGS...`: runs CMD while
+// holding lock NAME (with --fair, the fair lock NAME; with --read or --write, that side of the
+// read/write lock NAME). `registryctl semaphore NAME --limit N [--timeout-ms N] -- CMD ARGS...`
+// does the same holding a permit of the semaphore NAME: the plugin hands every one out as a
+// PluginLock, so one code path serves them all, and "the lock" below reads "the permit".
 //
 //  1. Acquire on the main thread, which is also the one that unlocks (locks are held per
 //     thread): one attempt, then, if it did not get the lock, "waiting for the lock" on
@@ -33,6 +34,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -131,7 +133,7 @@ class AcquireInterrupter {
 
 // What `lock` or `semaphore` holds while CMD runs, as its messages name it.
 struct Held {
-  std::string what;       // "lock NAME", "fair lock NAME", "semaphore NAME"
+  std::string what;       // "lock NAME", "fair lock NAME", "read lock NAME", "semaphore NAME"
   const char* wait_for;   // "the lock", "a permit"
   const char* hold_noun;  // "the lock", "the permit"
 };
@@ -309,6 +311,26 @@ CommandRun RunCommandUnderLock(const CommandContext& context, const std::string&
   return run;
 }
 
+// The PluginRepository getter of a LockKind, and what messages call that lock.
+struct LockGetter {
+  const char* what;
+  absl::StatusOr<std::unique_ptr<plugin::PluginLock>> (plugin::PluginRepository::*get)(
+      absl::string_view name);
+};
+LockGetter GetterOf(LockKind kind) {
+  switch (kind) {
+    case LockKind::kFair:
+      return {"fair lock", &plugin::PluginRepository::GetFairLock};
+    case LockKind::kRead:
+      return {"read lock", &plugin::PluginRepository::GetReadLock};
+    case LockKind::kWrite:
+      return {"write lock", &plugin::PluginRepository::GetWriteLock};
+    case LockKind::kPlain:
+      break;
+  }
+  return {"lock", &plugin::PluginRepository::GetLock};
+}
+
 // Runs CMD while holding `lock` (`held` names it in messages); returns the exit code.
 int RunHolding(const CommandContext& context, const std::string& name, const Held& held,
                absl::StatusOr<std::unique_ptr<plugin::PluginLock>> lock) {
@@ -353,11 +375,9 @@ int RunHolding(const CommandContext& context, const std::string& name, const Hel
 
 int RunLock(const CommandContext& context, const std::vector<std::string>& args) {
   const std::string& name = args[0];
-  const Held held{absl::StrCat(context.options.fair_lock ? "fair lock " : "lock ", name),
-                  "the lock", "the lock"};
-  return RunHolding(context, name, held,
-                    context.options.fair_lock ? context.repository->GetFairLock(name)
-                                              : context.repository->GetLock(name));
+  const LockGetter getter = GetterOf(context.options.lock_kind);
+  const Held held{absl::StrCat(getter.what, " ", name), "the lock", "the lock"};
+  return RunHolding(context, name, held, (context.repository->*getter.get)(name));
 }
 
 int RunSemaphore(const CommandContext& context, const std::vector<std::string>& args) {

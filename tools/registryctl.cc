@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -39,6 +40,14 @@ DEFINE_bool(initial, false, "watch only: report the keys that exist now as ADDED
 DEFINE_bool(fair, false,
             "lock only: take the fair lock NAME, which goes to waiting processes in the order they "
             "asked for it (a different lock from the plain lock NAME)");
+DEFINE_bool(read, false,
+            "lock only: take the read side of the read/write lock NAME, which any number of "
+            "processes hold at once while no process holds its write side (a different lock from "
+            "the plain lock NAME)");
+DEFINE_bool(write, false,
+            "lock only: take the write side of the read/write lock NAME, which one process holds "
+            "while no process holds its read side; a waiting writer holds back the readers that "
+            "come after it");
 DEFINE_int64(timeout_ms, -1,
              "lock and semaphore only: give up (exit 1) if the lock (or a permit) is not acquired "
              "within this many milliseconds; 0 makes a single attempt. Default: wait as long as it "
@@ -71,6 +80,8 @@ constexpr FlagSpec kFlags[] = {
     {"initial", "initial", nullptr, false, /*is_bool=*/true, "watch"},
     {"timeout-ms", "timeout_ms", nullptr, false, /*is_bool=*/false, "lock semaphore"},
     {"fair", "fair", nullptr, false, /*is_bool=*/true, "lock"},
+    {"read", "read", nullptr, false, /*is_bool=*/true, "lock"},
+    {"write", "write", nullptr, false, /*is_bool=*/true, "lock"},
     {"limit", "limit", nullptr, false, /*is_bool=*/false, "semaphore", /*required=*/true},
 };
 
@@ -223,11 +234,29 @@ std::optional<int> CheckCommandFlags(const Command& command) {
   return std::nullopt;
 }
 
+// The lock --fair, --read or --write chose into `*kind`; more than one is a usage error naming
+// them (returns its exit code), since `lock` takes one lock.
+std::optional<int> ReadLockKind(LockKind* kind) {
+  std::vector<std::string> given;
+  for (const auto& [on, flag, chosen] : {std::tuple(FLAGS_fair, "--fair", LockKind::kFair),
+                                         std::tuple(FLAGS_read, "--read", LockKind::kRead),
+                                         std::tuple(FLAGS_write, "--write", LockKind::kWrite)}) {
+    if (!on) continue;
+    given.push_back(absl::StrCat("'", flag, "'"));
+    *kind = chosen;
+  }
+  if (given.size() < 2) return std::nullopt;
+  const std::string last = given.back();
+  given.pop_back();
+  return UsageError(absl::StrCat("flags ", absl::StrJoin(given, ", "), " and ", last,
+                                 " cannot be combined: 'lock' takes one lock"));
+}
+
 // The values of the command flags (already checked to belong to the command) into `*options`.
 // Returns nullopt, or the exit code of a usage error.
 std::optional<int> ReadCommandOptions(CommandOptions* options) {
   options->initial = FLAGS_initial;
-  options->fair_lock = FLAGS_fair;
+  if (std::optional<int> rc = ReadLockKind(&options->lock_kind); rc.has_value()) return rc;
   if (FlagIsSet("timeout_ms")) {
     if (FLAGS_timeout_ms < 0) {
       return UsageError(

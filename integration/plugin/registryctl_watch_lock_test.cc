@@ -1,16 +1,17 @@
 // integration/plugin/registryctl_watch_lock_test.cc
 //
-// `registryctl watch`, `registryctl lock` and `registryctl semaphore` as real processes against a
-// real consul-dev-server process (fault injection on, for a forced session expiry): JSON event
-// lines written by other processes' changes, exit codes, timeouts, signal forwarding, lock loss
-// and semaphore limits. Each test works in
-// its own namespace, so tests share one dev server.
+// `registryctl watch`, `registryctl lock` (also --fair, --read, --write) and `registryctl
+// semaphore` as real processes against a real consul-dev-server process (fault injection on, for
+// a forced session expiry): JSON event lines written by other processes' changes, exit codes,
+// timeouts, signal forwarding, lock loss, semaphore limits, readers and writers. Each test works
+// in its own namespace, so tests share one dev server.
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -307,6 +308,66 @@ TEST_F(RegistryctlWatchLockTest, LostPermitTerminatesTheCommandAndExitsThree) {
                                    HasSubstr("the permit was lost")));
 }
 
+TEST_F(RegistryctlWatchLockTest, ReadAndWriteAreLockFlagsThatExcludeEachOtherAndFair) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"lock", "cfg", "--read", "--write"}, "flags '--read' and '--write' cannot be combined"},
+      {{"lock", "cfg", "--read", "--fair"}, "flags '--fair' and '--read' cannot be combined"},
+      {{"lock", "cfg", "--write", "--fair"}, "flags '--fair' and '--write' cannot be combined"},
+      {{"--read", "get", "/k"}, "flag '--read' is only for 'lock'"},
+      {{"semaphore", "cfg", "--limit=2", "--write"}, "flag '--write' is only for 'lock'"}};
+  for (auto [args, message] : refused) {
+    if (args[0] != "--read") args.insert(args.end(), {"--", "echo", "never"});
+    RunResult result = RunCtl(args);
+    EXPECT_EQ(result.exit_code, 2) << message;
+    EXPECT_EQ(result.out, "") << message;
+    EXPECT_THAT(result.err, HasSubstr(message));
+  }
+}
+
+TEST_F(RegistryctlWatchLockTest, ReadersRunAtOnceWhileAWriterTimesOutAndTheWriterRunsAfter) {
+  std::unique_ptr<Subprocess> first =
+      StartHolding({"lock", "cfg", "--read"}, "echo holding; exec sleep 60");
+  ASSERT_NE(first, nullptr);
+  // `first` still runs its command: `second` printing "holding" means both hold the read side.
+  std::unique_ptr<Subprocess> second =
+      StartHolding({"lock", "cfg", "--read"}, "echo holding; exec sleep 60");
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->Wait(absl::Now()), std::nullopt) << "first still holds the read side";
+  RunResult writer = RunCtl({"lock", "cfg", "--write", "--timeout-ms=300", "--", "echo", "never"});
+  EXPECT_EQ(writer.exit_code, 1) << writer.err;
+  EXPECT_EQ(writer.out, "");
+  EXPECT_THAT(writer.err, AllOf(HasSubstr("write lock cfg: waiting for the lock"),
+                                HasSubstr("write lock cfg: not acquired within 300ms")));
+  // The plain lock of the same name is another lock.
+  EXPECT_EQ(RunCtl({"lock", "cfg", "--timeout-ms=5000", "--", "true"}).exit_code, 0);
+  for (Subprocess* reader : {first.get(), second.get()}) {
+    reader->Signal(SIGTERM);
+    EXPECT_EQ(reader->Wait(absl::Now() + kWait), 128 + SIGTERM) << reader->err();
+  }
+  RunResult next = RunCtl({"lock", "cfg", "--write", "--timeout-ms=5000", "--", "echo", "wrote"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(next.out, "wrote\n");
+}
+
+TEST_F(RegistryctlWatchLockTest, LostWriteLockTerminatesTheCommandAndExitsThree) {
+  std::unique_ptr<Subprocess> holder = StartHolding(
+      {"lock", "cfg", "--write"},
+      "trap 'echo terminated; exit 143' TERM; echo holding; while :; do sleep 0.05; done");
+  ASSERT_NE(holder, nullptr);
+  absl::StatusOr<std::vector<ListedKey>> keys = KeysUnder(absl::StrCat(namespace_, "/rwlock/cfg/"));
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  std::string session;
+  for (const ListedKey& key : *keys) {
+    if (!key.session.empty()) session = key.session;
+  }
+  ASSERT_FALSE(session.empty()) << "no held entry under the read/write lock";
+  ASSERT_TRUE(ExpireSession(session).ok());
+  EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
+  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
+  EXPECT_THAT(holder->err(), AllOf(HasSubstr("write lock cfg: lost while the command ran"),
+                                   HasSubstr("the lock was lost")));
+}
+
 TEST_F(RegistryctlWatchLockTest, ArgumentsOfTheCommandAreNotTakenAsRegistryctlFlags) {
   RunResult lock =
       RunCtl({"lock", "args", "--", "/bin/sh", "-c", "echo \"$0 $1\"", "--servers", "--help"});
@@ -321,7 +382,8 @@ TEST_F(RegistryctlWatchLockTest, HelpDescribesWatchLockAndTheLockLostExitCode) {
       help.out,
       AllOf(HasSubstr("watch KEY"), HasSubstr("--initial"), HasSubstr("lock NAME -- CMD ARGS..."),
             HasSubstr("--timeout-ms"), HasSubstr("--fair"), HasSubstr("3 the lock was lost"),
-            HasSubstr("semaphore NAME --limit N -- CMD ARGS..."), HasSubstr("--limit")));
+            HasSubstr("semaphore NAME --limit N -- CMD ARGS..."), HasSubstr("--limit"),
+            HasSubstr("--read"), HasSubstr("--write"), HasSubstr("read/write lock NAME")));
 }
 
 // Needs the dev server's fault injection: registered for it only.
