@@ -1,5 +1,5 @@
 #!/bin/sh
-# integration/lock_safety/critical_section.sh LOG REGISTRYCTL CONFIG TAG PAUSE_BEFORE PAUSE_AFTER
+# integration/lock_safety/critical_section.sh LOG REGISTRYCTL CONFIG TAG PAUSE_BEFORE PAUSE_AFTER [MODE]
 #
 # One critical section of the lock-safety harness, run by `registryctl lock` while it holds the
 # lock: read the counter, sleep PAUSE_BEFORE seconds, write counter+1 -- deliberately not
@@ -9,7 +9,9 @@
 #   start, read V, put V+1 (the write is about to be sent), wrote V+1 (it succeeded), end,
 #   term (SIGTERM arrived: registryctl says the lock was lost).
 # A get or put failing under injected faults is retried: writing the same absolute value again
-# is harmless while the lock is held. Exit: 0 done, 10/11 get/put kept failing, 143 SIGTERM.
+# is harmless while the lock is held. MODE "read" (a reader of a read/write lock) reads the
+# counter and writes nothing: start, read V, end. Exit: 0 done, 10/11 get/put kept failing,
+# 143 SIGTERM.
 set -u
 log=$1
 ctl=$2
@@ -17,6 +19,7 @@ config=$3
 tag=$4
 pause_before=$5
 pause_after=$6
+mode=${7:-write}
 
 # registryctl signals CMD's whole process group when the lock is lost, so the `date` of a note
 # being written at that moment dies with no output: take the time again rather than log a line
@@ -46,6 +49,11 @@ note start
 value=$(retry "$ctl" --config="$config" get /safety/counter) || exit 10
 note read "$value"
 sleep "$pause_before"
+if [ "$mode" = read ]; then
+  sleep "$pause_after"
+  note end
+  exit 0
+fi
 next=$((value + 1))
 note put "$next"
 retry "$ctl" --config="$config" put /safety/counter "$next" || exit 11

@@ -4,7 +4,8 @@
 // on a real Consul server: eight processes queued one after another behind a holder get the lock
 // in the order they queued, one at a time; and a holder killed with SIGKILL leaves the queue once
 // Consul ends its session (within two TTLs), after which the next waiter goes on (after the
-// lock-delay). The same for a holder of a semaphore's permit (`registryctl semaphore`).
+// lock-delay). The same for a holder of a semaphore's permit (`registryctl semaphore`) and the
+// writer of a read/write lock (`registryctl lock --write`).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -64,6 +65,7 @@ RunFiles MakeRunFiles(const std::string& address, const std::string& tag) {
 // How a process takes the lock: the fair lock, or a permit of a semaphore of limit 1.
 const std::vector<std::string> kFair = {"lock", kLockName, "--fair"};
 const std::vector<std::string> kSemaphoreOfOne = {"semaphore", kLockName, "--limit=1"};
+const std::vector<std::string> kWriteLock = {"lock", kLockName, "--write"};
 
 // `registryctl` taking the lock as `take` says, running `command` (a shell command line).
 std::unique_ptr<Subprocess> StartLocker(const RunFiles& files, const std::string& command,
@@ -188,8 +190,8 @@ void ExpectKilledHolderLeavesTheQueue(const std::string& address, const std::str
   std::printf(
       "%s (%s): a holder killed with SIGKILL was let go, the next waiter got the lock %.2f s "
       "later (TTL %d s, lock-delay %d ms)\n",
-      take == kFair ? "fair lock" : "semaphore", label.c_str(), absl::ToDoubleSeconds(freed_after),
-      kTtlSeconds, kLockDelayMs);
+      take == kFair ? "fair lock" : (take == kWriteLock ? "write lock" : "semaphore"),
+      label.c_str(), absl::ToDoubleSeconds(freed_after), kTtlSeconds, kLockDelayMs);
 }
 
 TEST(FairLockOrderTest, EightProcessesGetTheLockInTheOrderTheyQueued) {
@@ -218,6 +220,21 @@ TEST(FairLockOrderTest, AKilledSemaphoreHolderOfARealServerLetsItsPermitGoWithin
       ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
   ASSERT_TRUE(server.ok()) << server.status();
   ExpectKilledHolderLeavesTheQueue((*server)->address(0), "real Consul", kSemaphoreOfOne);
+  if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
+}
+
+TEST(FairLockOrderTest, AKilledWriterLetsTheWriteLockGoWithinTwoTtls) {
+  absl::StatusOr<DevServerProcess> server =
+      StartDevServer(REGISTRY_DEVSERVER_BIN, {"--session-ttl-min=1s"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ExpectKilledHolderLeavesTheQueue(server->address, "dev server", kWriteLock);
+}
+
+TEST(FairLockOrderTest, AKilledWriterOfARealServerLetsTheWriteLockGoWithinTwoTtls) {
+  absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
+      ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ExpectKilledHolderLeavesTheQueue((*server)->address(0), "real Consul", kWriteLock);
   if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
 }
 

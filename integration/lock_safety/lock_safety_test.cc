@@ -65,16 +65,26 @@ struct HarnessOutcome {
 // Session TTL and request timeout of the workers: short by default, so that faults lose
 // sessions quickly; a run that must ride through outages longer than that sets longer ones.
 // `fair`: the workers take the fair lock; `semaphore_limit` > 0: a permit of the semaphore with
-// that limit.
+// that limit; `read_write`: workers 0-5 take the read side of a read/write lock, read the
+// counter and write nothing, and workers 6-7 the write side.
 struct HarnessOptions {
   int ttl_seconds = 2;
   int request_timeout_ms = 3000;
   bool fair = false;
   int semaphore_limit = 0;
+  bool read_write = false;
 };
 
+constexpr int kReaders = 6;  // of the kWorkers, with `read_write`
+
+bool Reads(const HarnessOptions& options, int worker) {
+  return options.read_write && worker < kReaders;
+}
+bool IsWriterTag(absl::string_view tag) { return absl::StartsWith(tag, "wr-"); }
+
 // The registryctl command (and its flags) that takes what `options` asks for.
-std::vector<std::string> TakeCommand(const HarnessOptions& options) {
+std::vector<std::string> TakeCommand(const HarnessOptions& options, int worker) {
+  if (options.read_write) return {"lock", kLockName, Reads(options, worker) ? "--read" : "--write"};
   if (options.semaphore_limit > 0) {
     return {"semaphore", kLockName, absl::StrCat("--limit=", options.semaphore_limit)};
   }
@@ -84,9 +94,10 @@ std::vector<std::string> TakeCommand(const HarnessOptions& options) {
 // The session of a holder: the lock key's (the fair lock's owner key's), or a semaphore
 // holder's entry's. "" if none.
 std::string HolderSession(const std::string& address, const HarnessOptions& options) {
-  if (options.semaphore_limit > 0) {
-    absl::StatusOr<std::vector<ListedKey>> entries =
-        ListPrefix(address, absl::StrCat(kNamespace, "/semaphore/", kLockName, "/"));
+  if (options.semaphore_limit > 0 || options.read_write) {
+    absl::StatusOr<std::vector<ListedKey>> entries = ListPrefix(
+        address,
+        absl::StrCat(kNamespace, options.read_write ? "/rwlock/" : "/semaphore/", kLockName, "/"));
     for (const ListedKey& entry : entries.ok() ? *entries : std::vector<ListedKey>()) {
       if (!entry.session.empty()) return entry.session;
     }
@@ -136,6 +147,36 @@ std::string CheckPermits(const std::vector<Section>& all, int limit) {
                          limit, check.errors.size());
 }
 
+// Checks that no writer of a read/write lock overlapped anyone unless the earlier one was told
+// of its loss first, that readers did overlap each other, and that the writers' counter lost no
+// increment; a summary for the report.
+std::string CheckReadWrite(const std::vector<Section>& all, int64_t final_counter) {
+  const std::vector<Overlap> overlaps = FindOverlaps(all);
+  int reader_overlaps = 0;
+  for (const Overlap& o : overlaps) {
+    if (!IsWriterTag(o.earlier) && !IsWriterTag(o.later)) {
+      ++reader_overlaps;
+      continue;
+    }
+    EXPECT_TRUE(o.allowed) << o.earlier << " and " << o.later << " overlapped for "
+                           << o.overlap_ns / 1000 << " us, and " << o.earlier
+                           << " was not told its lock was lost before";
+  }
+  EXPECT_GE(reader_overlaps, 1) << "no two readers ever held the lock at once";
+  const CounterCheck counter = CheckCounter(all, overlaps);
+  EXPECT_THAT(counter.errors, ::testing::IsEmpty());
+  EXPECT_GE(final_counter, counter.writes);
+  EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
+  int writers_through = 0;
+  for (const Section& s : all) writers_through += IsWriterTag(s.tag) && s.exit_code == 0;
+  ::testing::Test::RecordProperty("reader_overlaps", reader_overlaps);
+  return absl::StrFormat(
+      "counter %d (%d writes + %d of unknown outcome); %d writer sections got "
+      "through; readers overlapped %d times; %d overlaps with a writer",
+      final_counter, counter.writes, counter.unknown_writes, writers_through, reader_overlaps,
+      overlaps.size() - reader_overlaps);
+}
+
 // Runs kWorkers x kIterations `registryctl lock` (or `semaphore`) processes against the server
 // at `address` while `inject_faults` runs on another thread until its Notification is notified
 // (it returns a summary for the report), then checks the evidence (CheckExclusion, or
@@ -178,16 +219,18 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
       for (int i = 0; i < kIterations; ++i) {
         const bool long_before = i % 5 == 4;
         const bool long_after = i % 5 == 1;
+        const std::string role = times.read_write ? (Reads(times, w) ? "rd-" : "wr-") : "";
         const std::string tag =
-            absl::StrCat("w", w, "i", i, long_before ? "L" : "", long_after ? "W" : "");
+            absl::StrCat(role, "w", w, "i", i, long_before ? "L" : "", long_after ? "W" : "");
         std::vector<std::string> args = {REGISTRYCTL_BIN, "--config=" + config};
-        for (std::string& arg : TakeCommand(times)) args.push_back(std::move(arg));
+        for (std::string& arg : TakeCommand(times, w)) args.push_back(std::move(arg));
         for (const char* arg : {"--timeout-ms=30000", "--", "/bin/sh", REGISTRY_CRITICAL_SECTION}) {
           args.push_back(arg);
         }
         for (const std::string& arg : {log, std::string(REGISTRYCTL_BIN), config, tag,
                                        std::string(long_before ? kLongPause : kShortPause),
-                                       std::string(long_after ? kLongPause : kNoPause)}) {
+                                       std::string(long_after ? kLongPause : kNoPause),
+                                       std::string(Reads(times, w) ? "read" : "write")}) {
           args.push_back(arg);
         }
         RunResult run = RunProcess(args, absl::Seconds(60));
@@ -225,7 +268,8 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
     if (s.start.has_value()) ++ran;
     if (s.exit_code == 0) {
       ++succeeded;
-      EXPECT_TRUE(s.wrote_value.has_value()) << s.tag << " succeeded without writing";
+      EXPECT_TRUE(s.wrote_value.has_value() || absl::StartsWith(s.tag, "rd-"))
+          << s.tag << " succeeded without writing";
     } else if (s.lost()) {
       ++lost;
       if (s.wrote_value.has_value()) ++lost_after_writing;
@@ -235,8 +279,9 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
       ++failed;
     }
   }
-  const std::string checked = times.semaphore_limit > 0 ? CheckPermits(all, times.semaphore_limit)
-                                                        : CheckExclusion(all, final_counter);
+  const std::string checked = times.read_write            ? CheckReadWrite(all, final_counter)
+                              : times.semaphore_limit > 0 ? CheckPermits(all, times.semaphore_limit)
+                                                          : CheckExclusion(all, final_counter);
   EXPECT_GE(succeeded, kWorkers * kIterations / 2) << "the faults should not stop most work";
 
   std::printf(
@@ -285,19 +330,33 @@ TEST(LockSafetyTest, EightProcessesUnderFaultsNeverHoldMoreThanThreePermits) {
   RunUnderDevFaults("dev server faults, semaphore of 3", HarnessOptions{.semaphore_limit = 3});
 }
 
-TEST(LockSafetyTest, EightProcessesOnARealServerNeverHoldMoreThanThreePermits) {
+TEST(LockSafetyTest, SixReadersAndTwoWritersUnderFaultsNeverLetAWriterShare) {
+  RunUnderDevFaults("dev server faults, read/write lock", HarnessOptions{.read_write = true});
+}
+
+// The harness on a real Consul server without faults: every section gets through.
+void RunOnARealServer(const std::string& label, const HarnessOptions& options) {
   absl::StatusOr<std::unique_ptr<ConsulCluster>> server =
       ConsulCluster::Start({.binary = ConsulBinary(CONSUL_BIN), .servers = 1});
   ASSERT_TRUE(server.ok()) << server.status();
   const HarnessOutcome outcome = RunHarness(
-      "a real Consul server, semaphore of 3", (*server)->server_list(),
+      label, (*server)->server_list(),
       [](absl::Notification& done) {
         done.WaitForNotification();
         return std::string("none");
       },
-      HarnessOptions{.semaphore_limit = 3});
-  EXPECT_EQ(outcome.succeeded, kWorkers * kIterations) << "every process gets through";
+      options);
+  EXPECT_EQ(outcome.succeeded, kWorkers * kIterations) << "every section gets through";
   if (::testing::Test::HasFailure()) (*server)->KeepFilesAndPrintLogs();
+}
+
+// Writers are not starved by the readers: every section gets through.
+TEST(LockSafetyTest, SixReadersAndTwoWritersOnARealServerNeverLetAWriterShare) {
+  RunOnARealServer("a real Consul server, read/write lock", HarnessOptions{.read_write = true});
+}
+
+TEST(LockSafetyTest, EightProcessesOnARealServerNeverHoldMoreThanThreePermits) {
+  RunOnARealServer("a real Consul server, semaphore of 3", HarnessOptions{.semaphore_limit = 3});
 }
 
 TEST(LockSafetyTest, EightProcessesAcrossRealServerCrashesNeverShareTheLock) {
