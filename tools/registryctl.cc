@@ -137,6 +137,7 @@ void PrintHelp() {
   }
   std::printf(
       "  --help\n      print this help\n"
+      "  --version\n      print the version\n"
       "\nWithout --config, --servers and --namespace fall back to the defaults shown.\n"
       "\nExit status: 0 success; 1 negative answer (get/update/exists on an absent key, claim\n"
       "of a key already held, lock or permit not acquired within --timeout-ms); 2 error (bad\n"
@@ -155,9 +156,12 @@ const FlagSpec* FindFlag(absl::string_view name) {
   return nullptr;
 }
 
+// What --help and --version ask for instead of a command.
+enum class InfoRequest { kNone, kHelp, kVersion };
+
 // Checks every flag before gflags sees them, so a bad flag is a usage error (exit 2) naming it
 // rather than gflags' own exit.
-int CheckFlags(int argc, char** argv, bool* help) {
+int CheckFlags(int argc, char** argv, InfoRequest* info) {
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (arg == "--") break;
@@ -166,7 +170,11 @@ int CheckFlags(int argc, char** argv, bool* help) {
     const bool has_value = absl::StrContains(name, '=');
     name = name.substr(0, name.find('='));
     if (name == "help" || name == "h" || name == "helpfull") {
-      *help = true;
+      *info = InfoRequest::kHelp;
+      continue;
+    }
+    if (name == "version") {
+      if (*info == InfoRequest::kNone) *info = InfoRequest::kVersion;
       continue;
     }
     const FlagSpec* flag = FindFlag(name);
@@ -281,11 +289,15 @@ std::optional<int> ReadCommandOptions(CommandOptions* options) {
 // the exit code (help printed, or a usage error reported).
 std::optional<int> ParseInvocation(int argc, char** argv, const Command** command,
                                    std::vector<std::string>* args, CommandOptions* options) {
-  bool help = false;
+  InfoRequest info = InfoRequest::kNone;
   argc = SplitCommandLine(argc, argv, &options->command_line);
-  if (int rc = CheckFlags(argc, argv, &help); rc != kExitOk) return rc;
-  if (help || (argc >= 2 && std::strcmp(argv[1], "help") == 0)) {
+  if (int rc = CheckFlags(argc, argv, &info); rc != kExitOk) return rc;
+  if (info == InfoRequest::kHelp || (argc >= 2 && std::strcmp(argv[1], "help") == 0)) {
     PrintHelp();
+    return kExitOk;
+  }
+  if (info == InfoRequest::kVersion) {
+    std::printf("registryctl %s\n", REGISTRY_VERSION);
     return kExitOk;
   }
   gflags::ParseCommandLineNonHelpFlags(&argc, &argv, /*remove_flags=*/true);

@@ -3,8 +3,8 @@
 //   consul-dev-server --http-addr=127.0.0.1:0 --session-ttl-min=1s
 //   -> consul-dev-server listening on 127.0.0.1:41234
 //
-// Exit status: 0 after a signal, 2 for a bad flag (one line naming it), 1 if it cannot
-// listen.
+// Exit status: 0 after a signal (or --help, --version), 2 for a bad flag (one line naming it),
+// 1 if it cannot listen.
 #include <gflags/gflags.h>
 #include <signal.h>
 
@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/devserver/go_compat.h"
@@ -34,6 +35,59 @@ namespace {
 namespace devserver = registry::devserver;
 
 constexpr int kBadFlagExit = 2;
+
+// The flags --help shows, grouped: its own only (not gflags' built-in ones).
+struct FlagGroup {
+  const char* title;
+  std::vector<const char*> flags;  // gflags' names
+};
+const FlagGroup kFlagGroups[] = {
+    {"Serving", {"http_addr", "node_name", "datacenter", "acl_master_token"}},
+    {"Sessions and blocking queries", {"session_ttl_min", "default_query_time", "max_query_time"}},
+    {"Testing", {"enable_fault_injection"}},
+};
+
+void PrintHelp() {
+  std::printf(
+      "Usage: consul-dev-server [FLAGS]\n"
+      "\n"
+      "A single-node, in-memory server speaking the parts of Consul's HTTP API the registry\n"
+      "plugin uses (KV, sessions, txn, blocking queries, ACL tokens). It prints\n"
+      "'consul-dev-server listening on HOST:PORT' once it serves, and runs until SIGINT or\n"
+      "SIGTERM. Durations are Go durations (\"10s\", \"1m30s\").\n");
+  for (const FlagGroup& group : kFlagGroups) {
+    std::printf("\n%s:\n", group.title);
+    for (const char* name : group.flags) {
+      gflags::CommandLineFlagInfo info;
+      if (!gflags::GetCommandLineFlagInfo(name, &info)) continue;
+      std::string shown = absl::StrReplaceAll(name, {{"_", "-"}});
+      if (info.type != "bool" && !info.default_value.empty()) {
+        absl::StrAppend(&shown, " (default ", info.default_value, ")");
+      }
+      std::printf("  --%s\n      %s\n", shown.c_str(), info.description.c_str());
+    }
+  }
+  std::printf(
+      "\nOther:\n  --help\n      print this help\n  --version\n      print the version\n"
+      "\nExit status: 0 after SIGINT/SIGTERM, 1 if it cannot listen, 2 for a bad flag.\n");
+}
+
+// Handles --help and --version (before any other flag is looked at); true if one was given.
+bool HandleInfoFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpfull") {
+      PrintHelp();
+      return true;
+    }
+    if (arg == "--version" || arg == "-version") {
+      std::printf("consul-dev-server %s\n", REGISTRY_VERSION);
+      return true;
+    }
+  }
+  return false;
+}
 
 [[noreturn]] void BadFlag(const std::string& message) {
   std::fprintf(stderr, "consul-dev-server: %s\n", message.c_str());
@@ -90,6 +144,7 @@ absl::Duration DurationFlag(const char* name, const std::string& text) {
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("consul-dev-server [--http-addr=127.0.0.1:8500] [--session-ttl-min=10s]");
+  if (HandleInfoFlags(argc, argv)) return 0;
   PrecheckFlags(argc, argv);
   gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
   if (argc > 1) BadFlag(std::string("unexpected argument '") + argv[1] + "'");

@@ -30,6 +30,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const absl::Duration kTtl = absl::Seconds(1);
 
@@ -188,6 +189,29 @@ TEST_F(RegistryctlTest, HelpListsEveryCommandAndFlag) {
         "ephemeral KEY VALUE", "claim KEY VALUE", "--config", "--servers", "--namespace", "--token",
         "--plugin-dir", "127.0.0.1:8500", "Exit status"}) {
     EXPECT_THAT(help.out, HasSubstr(word));
+  }
+}
+
+TEST_F(RegistryctlTest, DevServerHelpShowsItsOwnFlagsOnly) {
+  RunResult help = RunProcess({REGISTRY_DEVSERVER_BIN, "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  for (const char* flag : {"--http-addr", "--session-ttl-min", "--default-query-time",
+                           "--max-query-time", "--node-name", "--datacenter", "--acl-master-token",
+                           "--enable-fault-injection", "--version"}) {
+    EXPECT_THAT(help.out, HasSubstr(flag));
+  }
+  // Not gflags' own flags, nor where it was built.
+  for (const char* foreign : {"flagfile", "tab_completion_word", "helpxml", ".cc"}) {
+    EXPECT_THAT(help.out, Not(HasSubstr(foreign)));
+  }
+}
+
+TEST_F(RegistryctlTest, BothBinariesAnswerVersion) {
+  for (const char* binary : {REGISTRYCTL_BIN, REGISTRY_DEVSERVER_BIN}) {
+    RunResult version = RunProcess({binary, "--version"});
+    EXPECT_EQ(version.exit_code, 0) << binary << ": " << version.err;
+    EXPECT_THAT(version.out, ::testing::MatchesRegex(
+                                 "(registryctl|consul-dev-server) [0-9]+\\.[0-9]+\\.[0-9]+\n"));
   }
 }
 
