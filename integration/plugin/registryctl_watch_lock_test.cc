@@ -336,8 +336,9 @@ TEST_F(RegistryctlWatchLockTest, ReadersRunAtOnceWhileAWriterTimesOutAndTheWrite
   RunResult writer = RunCtl({"lock", "cfg", "--write", "--timeout-ms=300", "--", "echo", "never"});
   EXPECT_EQ(writer.exit_code, 1) << writer.err;
   EXPECT_EQ(writer.out, "");
-  EXPECT_THAT(writer.err, AllOf(HasSubstr("write lock cfg: waiting for the lock"),
-                                HasSubstr("write lock cfg: not acquired within 300ms")));
+  // ("waiting for the lock" comes only if the first attempt ended before the 300 ms did, which
+  // a slow build need not manage.)
+  EXPECT_THAT(writer.err, HasSubstr("write lock cfg: not acquired within 300ms"));
   // The plain lock of the same name is another lock.
   EXPECT_EQ(RunCtl({"lock", "cfg", "--timeout-ms=5000", "--", "true"}).exit_code, 0);
   for (Subprocess* reader : {first.get(), second.get()}) {
