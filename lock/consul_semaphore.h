@@ -8,23 +8,10 @@
 //   ns/semaphore/a/b/                          the holders record: {"Limit":3,"Holders":{...}}
 //   ns/semaphore/a/b/<session>.<16 hex>/       a holder's entry, bound to its instance session
 //
-// - Take. One read of the tree (record + entries) decides: the holders whose entry is gone are
-//   dead; if fewer than `limit` are alive, one txn locks the caller's new entry with the
-//   instance session and updates the record by check-and-set (its ModifyIndex as read) to hold
-//   the entry's name. A check-and-set that lost a race reads again at once.
-// - Prune. Dead holders are removed by whoever updates the record when their places are needed.
-//   A holder whose session ended is not yet known to be gone by its owner, so the txn also
-//   `lock`s each pruned entry's key before deleting it: Consul refuses that while the key is
-//   under its lock-delay (set when the session ended), and the taker retries every lock_retry.
-//   A holder that lost its session thus keeps its place for the lock-delay, as a mutex holder
-//   keeps its key.
-// - Wait. With `limit` holders alive, a waiter blocks on the tree's index (a blocking
-//   `?recurse`): a release deletes an entry, a dead holder's entry goes with its session, and
-//   either wakes the waiters, who decide again on what the blocking read returned.
-// - Release. One delete of the entry; the record is pruned lazily by the next taker that needs
-//   the place (the entry is gone, and no lock-delay applies to a plain delete). Entries are
-//   never reused (session + random number), so a late delete cannot touch a later hold. Fenced
-//   writes check the entry's ModifyIndex.
+// - Take. With fewer than `limit` holders alive, the txn locks the caller's new entry and adds
+//   its name to "Holders"; it prunes as many dead holders (under their lock-delay, as
+//   record_lock.h says) as the caller's place needs.
+// - Wait. With `limit` holders alive, on the tree's index.
 // - Limit. The record's limit is the semaphore's. A caller asking for another gets
 //   FailedPrecondition naming both, unless no holder is alive: then the record takes the new one.
 //
