@@ -26,6 +26,9 @@ constexpr absl::string_view kTokenFile = "tokenFile";
 constexpr absl::string_view kDatacenter = "datacenter";
 constexpr absl::string_view kTlsCaFile = "tlsCaFile";
 constexpr absl::string_view kTlsVerify = "tlsVerify";
+constexpr absl::string_view kTlsCertFile = "tlsCertFile";
+constexpr absl::string_view kTlsKeyFile = "tlsKeyFile";
+constexpr absl::string_view kTlsServerName = "tlsServerName";
 constexpr absl::string_view kConnectTimeout = "connectTimeoutMilliseconds";
 constexpr absl::string_view kRequestTimeout = "requestTimeoutMilliseconds";
 constexpr absl::string_view kSessionLockDelay = "sessionLockDelayMilliseconds";
@@ -48,7 +51,8 @@ std::vector<std::string> KeyList(bool with_mode_keys) {
   for (absl::string_view key :
        {kNamespace, kServerLists, kTimeToLiveSeconds, kBlockQueryTimeToSeconds,
         kBlockQueryTimeMilliseconds, kToken, kTokenFile, kDatacenter, kTlsCaFile, kTlsVerify,
-        kConnectTimeout, kRequestTimeout, kSessionLockDelay, kLockRetry}) {
+        kTlsCertFile, kTlsKeyFile, kTlsServerName, kConnectTimeout, kRequestTimeout,
+        kSessionLockDelay, kLockRetry}) {
     keys.emplace_back(key);
   }
   if (with_mode_keys) {
@@ -114,6 +118,16 @@ absl::StatusOr<std::string> PropsBuilder::ReadPropFile(absl::string_view value,
   return content;
 }
 
+absl::StatusOr<std::string> PropsBuilder::PemFile(absl::string_view value) const {
+  if (value.empty()) return std::string();
+  std::string path;
+  ASSIGN_OR_RETURN(std::string content, ReadPropFile(value, &path));
+  if (absl::StripAsciiWhitespace(content).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", value, "' is empty"));
+  }
+  return path;
+}
+
 absl::Status PropsBuilder::Apply(absl::string_view key, absl::string_view value) {
   if (key == kNamespace) {
     RETURN_IF_ERROR(ValidateNamespace(value));
@@ -146,17 +160,16 @@ absl::Status PropsBuilder::Apply(absl::string_view key, absl::string_view value)
     RETURN_IF_ERROR(ValidateDatacenter(value));
     config_.datacenter = std::string(value);
   } else if (key == kTlsCaFile) {
-    config_.tls_ca_file.clear();
-    if (!value.empty()) {  // empty: back to the system CA store
-      std::string path;
-      ASSIGN_OR_RETURN(std::string content, ReadPropFile(value, &path));
-      if (absl::StripAsciiWhitespace(content).empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("'", value, "' is empty"));
-      }
-      config_.tls_ca_file = std::move(path);
-    }
+    ASSIGN_OR_RETURN(config_.tls_ca_file, PemFile(value));  // empty: the system CA store
   } else if (key == kTlsVerify) {
     ASSIGN_OR_RETURN(config_.tls_verify, ParseBoolValue(value));
+  } else if (key == kTlsCertFile) {
+    ASSIGN_OR_RETURN(config_.tls_cert_file, PemFile(value));
+  } else if (key == kTlsKeyFile) {
+    ASSIGN_OR_RETURN(config_.tls_key_file, PemFile(value));
+  } else if (key == kTlsServerName) {
+    if (!value.empty()) RETURN_IF_ERROR(ValidateDnsName(value));
+    config_.tls_server_name = std::string(value);
   } else if (key == kConnectTimeout) {
     ASSIGN_OR_RETURN(config_.connect_timeout, ParseDurationValue(value, kTimeoutRule));
   } else if (key == kRequestTimeout) {
@@ -184,6 +197,7 @@ absl::StatusOr<RegistryConfig> PropsBuilder::Finish(absl::string_view where) && 
     return absl::InvalidArgumentError(
         absl::StrCat(kServerLists, ": missing from props; it is required", where));
   }
+  RETURN_IF_ERROR(CheckTls(where));
   // The rules between props, checked as the repository checks them.
   const limits::Timings timings = {config_.session_ttl,        config_.block_query_wait,
                                    config_.connect_timeout,    config_.request_timeout,
@@ -195,6 +209,32 @@ absl::StatusOr<RegistryConfig> PropsBuilder::Finish(absl::string_view where) && 
     return absl::InvalidArgumentError(absl::StrCat(status.message(), where));
   }
   return std::move(config_);
+}
+
+absl::Status PropsBuilder::CheckTls(absl::string_view where) const {
+  if (config_.tls_cert_file.empty() != config_.tls_key_file.empty()) {
+    const bool cert = !config_.tls_cert_file.empty();
+    return absl::InvalidArgumentError(
+        absl::StrCat(cert ? kTlsCertFile : kTlsKeyFile, ": set without ",
+                     cert ? kTlsKeyFile : kTlsCertFile, "; set both or neither", where));
+  }
+  const bool any_https = std::any_of(
+      config_.servers.begin(), config_.servers.end(),
+      [](const std::string& server) { return absl::StartsWithIgnoreCase(server, "https://"); });
+  if (any_https) return absl::OkStatus();
+  // A TLS setting with no https:// server would be silently ignored: most likely the scheme
+  // was forgotten, and the user believes the traffic is protected.
+  for (const auto& [key, set] : {std::pair{kTlsCaFile, !config_.tls_ca_file.empty()},
+                                 std::pair{kTlsCertFile, !config_.tls_cert_file.empty()},
+                                 std::pair{kTlsServerName, !config_.tls_server_name.empty()},
+                                 std::pair{kTlsVerify, !config_.tls_verify}}) {
+    if (set) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(key, ": set, but no server in ", kServerLists,
+                       " uses https:// (TLS props apply to https:// servers only)", where));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace registry::conf

@@ -35,12 +35,12 @@ class PropsBuilder {
   };
 
   // Starts from `start` (defaults, or the config an override modifies). Relative tokenFile and
-  // tlsCaFile paths are resolved against `base_dir` ("" keeps them relative to the working
+  // TLS file paths are resolved against `base_dir` ("" keeps them relative to the working
   // directory).
   PropsBuilder(RegistryConfig start, std::string base_dir, Keys keys);
 
   // Applies `key` = `value`. Errors are InvalidArgument (NotFound/PermissionDenied for an
-  // unreadable tokenFile or tlsCaFile), formatted "<key>: '<value>' <problem><where>"; the
+  // unreadable tokenFile or TLS file), formatted "<key>: '<value>' <problem><where>"; the
   // token's value is never included. A key may be set once per builder.
   absl::Status Set(absl::string_view key, absl::string_view value, absl::string_view where);
 
@@ -56,6 +56,11 @@ class PropsBuilder {
   absl::Status Apply(absl::string_view key, absl::string_view value);
   // Reads the file a prop names, resolved against base_dir_ into `*path`; errors quote `value`.
   absl::StatusOr<std::string> ReadPropFile(absl::string_view value, std::string* path) const;
+  // The resolved path of the PEM file `value` names, checked readable and not blank; "" for "".
+  absl::StatusOr<std::string> PemFile(absl::string_view value) const;
+  // The rules between the TLS props: certificate and key together, and no TLS prop without an
+  // https:// server.
+  absl::Status CheckTls(absl::string_view where) const;
 
   RegistryConfig config_;
   const std::string base_dir_;

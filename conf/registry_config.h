@@ -50,6 +50,12 @@ struct RegistryConfig {
   std::string datacenter;   // empty: the agent's datacenter
   std::string tls_ca_file;  // empty: the system CA store
   bool tls_verify = true;   // verify the server certificate
+  // Client certificate and its key (PEM), both set or both empty; empty: no client certificate.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // A DNS name the server certificate is verified against (and sent as SNI) instead of the
+  // host of each https:// server; empty: the host. TLS props require an https:// server.
+  std::string tls_server_name;
   absl::Duration connect_timeout = limits::kDefaultConnectTimeout;  // (0, 24h]
   absl::Duration request_timeout = limits::kDefaultRequestTimeout;  // (0, 24h], non-blocking calls
   absl::Duration session_lock_delay = limits::kDefaultLockDelay;    // [0, 60s]
@@ -68,13 +74,13 @@ bool IsConsulType(absl::string_view type);
 
 // Parses registry YAML text holding either a `mode:` block or a `repository:` block. Other
 // top-level keys belong to the host and are ignored; inside mode/repository/props every key is
-// known or an error. Relative tokenFile/tlsCaFile paths are taken from the working directory.
+// known or an error. Relative tokenFile and TLS file paths are taken from the working directory.
 // Errors: InvalidArgument naming the key, the value and the line; NotFound/PermissionDenied if
-// tokenFile or tlsCaFile cannot be read.
+// tokenFile or a TLS file (tlsCaFile, tlsCertFile, tlsKeyFile) cannot be read.
 absl::StatusOr<RegistryConfig> ParseRegistryYaml(absl::string_view yaml_text);
 
-// Reads and parses the YAML file at `path`. Relative tokenFile/tlsCaFile paths are taken from
-// the directory of `path`. Every error message starts with "<path>: ". Errors: as
+// Reads and parses the YAML file at `path`. Relative tokenFile and TLS file paths are taken
+// from the directory of `path`. Every error message starts with "<path>: ". Errors: as
 // ParseRegistryYaml, plus NotFound/PermissionDenied/InvalidArgument if `path` cannot be read.
 absl::StatusOr<RegistryConfig> LoadRegistryYamlFile(const std::string& path);
 

@@ -202,6 +202,20 @@ absl::Status ValidateDatacenter(absl::string_view text) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateDnsName(absl::string_view text) {
+  constexpr absl::string_view kRule = "is not a DNS name (labels of letters, digits and '-')";
+  if (text.empty() || text.size() > 253) return ValueError(text, kRule);
+  for (absl::string_view label : absl::StrSplit(text, '.')) {
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return ValueError(text, kRule);
+    }
+    for (char c : label) {
+      if (!absl::ascii_isalnum(c) && c != '-') return ValueError(text, kRule);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateToken(absl::string_view token) {
   if (token.empty()) return absl::InvalidArgumentError("is empty");
   for (char c : token) {

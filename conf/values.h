@@ -62,6 +62,10 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 // Accepts a datacenter name: empty (the agent's own) or letters, digits, '-', '_' and '.'.
 absl::Status ValidateDatacenter(absl::string_view text);
 
+// Accepts a DNS name for TLS verification ("server.dc1.consul"): dot-separated labels of 1 to 63
+// letters, digits and '-', no label starting or ending with '-', at most 253 characters.
+absl::Status ValidateDnsName(absl::string_view text);
+
 // Returns the candidate closest to `key` (edit distance, ignoring letter case) if it is close
 // enough to be a plausible typo, else the empty string.
 std::string ClosestKey(absl::string_view key, const std::vector<std::string>& candidates);

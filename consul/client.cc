@@ -14,6 +14,7 @@
 #include "consul/curl_transport.h"
 #include "consul/errors.h"
 #include "consul/status.h"
+#include "consul/tls_errors.h"
 
 namespace registry::consul {
 namespace {
@@ -96,6 +97,10 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
   const size_t count = servers_.size();
   const size_t first = preferred_.load(std::memory_order_relaxed) % count;
   absl::StatusOr<HttpResponse> last = absl::InternalError("no server tried");
+  // A certificate rejected by either side stays rejected until a file changes: a round in which
+  // every server failed so is not made again, so a misconfiguration fails the call at once
+  // instead of after request_timeout of identical failures.
+  bool only_certificate_errors = true;
   for (size_t attempt = 0; attempt < count; ++attempt) {
     const size_t index = (first + attempt) % count;
     request.server = servers_[index].base_url;
@@ -107,6 +112,7 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
     // Rounded up: the transport counts whole milliseconds, and must not give up before it.
     request.timeout = std::min(timeout, absl::Ceil(left, absl::Milliseconds(1)));
     last = transport_->Execute(request, canceller);
+    only_certificate_errors = only_certificate_errors && IsCertificateError(last.status());
     if (last.ok()) {
       const LeaderFailure failure = LeaderFailureOf(*last);
       if (failure == LeaderFailure::kNone) {
@@ -131,10 +137,11 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
     if (!may_resend) return Round{Redact(error), false};
   }
   if (last.ok()) return Round{std::move(last), true};  // a leader failure: parsed by the caller
-  if (count == 1) return Round{Redact(last.status()), true};
+  const bool retry_later = !only_certificate_errors;
+  if (count == 1) return Round{Redact(last.status()), retry_later};
   return Round{Redact(WithMessage(last.status(), absl::StrCat(last.status().message(), " (all ",
                                                               count, " servers failed)"))),
-               true};
+               retry_later};
 }
 
 std::string Client::PreferredServer() const {

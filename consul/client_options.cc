@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "consul/query.h"
 #include "consul/server_list.h"
@@ -15,6 +17,42 @@ bool HasControlCharacter(absl::string_view text) {
     if (c < 0x20 || c == 0x7f) return true;
   }
   return false;
+}
+
+// Letters, digits, '-' and '.', no empty label: what a certificate's DNS name may hold.
+bool IsDnsName(absl::string_view name) {
+  if (name.empty() || name.size() > 253 || name.front() == '.' || name.back() == '.') return false;
+  if (absl::StrContains(name, "..")) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+absl::Status CheckReadable(absl::string_view option, const std::string& path) {
+  if (path.empty() || access(path.c_str(), R_OK) == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(option, " '", absl::CHexEscape(path), "': not a readable file"));
+}
+
+absl::Status ValidateTlsOptions(const ClientOptions& options) {
+  if (absl::Status status = CheckReadable("ca_file", options.ca_file); !status.ok()) return status;
+  if (options.cert_file.empty() != options.key_file.empty()) {
+    return absl::InvalidArgumentError(options.cert_file.empty()
+                                          ? "key_file: set without cert_file; set both or neither"
+                                          : "cert_file: set without key_file; set both or neither");
+  }
+  if (absl::Status status = CheckReadable("cert_file", options.cert_file); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckReadable("key_file", options.key_file); !status.ok()) {
+    return status;
+  }
+  if (!options.server_name.empty() && !IsDnsName(options.server_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("server_name '", absl::CHexEscape(options.server_name), "': not a DNS name"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -42,11 +80,7 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
                                                    absl::FormatDuration(options.blocking_margin),
                                                    ": must not be negative"));
   }
-  if (!options.ca_file.empty() && access(options.ca_file.c_str(), R_OK) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ca_file '", absl::CHexEscape(options.ca_file), "': not a readable file"));
-  }
-  return absl::OkStatus();
+  return ValidateTlsOptions(options);
 }
 
 void ApplyClientOptions(const ClientOptions& options, HttpRequest* request) {

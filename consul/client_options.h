@@ -25,6 +25,11 @@ struct ClientOptions {
   std::string datacenter{};  // sent as ?dc= on every request; empty = the agent's datacenter
   bool verify_tls = true;    // https: verify certificate and host name
   std::string ca_file{};     // https: CA bundle; empty = system default
+  std::string cert_file{};   // https: client certificate (PEM); set with key_file or not at all
+  std::string key_file{};    // https: the client certificate's private key (PEM)
+  // https: the DNS name the server certificate must carry (and the SNI sent), instead of the host
+  // of each server address; empty = the host.
+  std::string server_name{};
   absl::Duration connect_timeout = limits::kDefaultConnectTimeout;
   // A whole non-blocking call, its retries included (client.h).
   absl::Duration request_timeout = limits::kDefaultRequestTimeout;
@@ -33,7 +38,8 @@ struct ClientOptions {
 };
 
 // Validates `options`: server list, positive connect/request timeouts, non-negative margin, a
-// token and datacenter without control characters, a readable ca_file. InvalidArgument names the
+// token and datacenter without control characters, readable ca_file, cert_file and key_file (the
+// last two both set or both empty), a server_name that is a DNS name. InvalidArgument names the
 // option (never shows the token).
 absl::Status ValidateClientOptions(const ClientOptions& options);
 

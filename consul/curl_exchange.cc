@@ -9,7 +9,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "consul/tls_errors.h"
 #include "consul/transport.h"
 #include "consul/url.h"
 
@@ -61,6 +63,16 @@ long ToMillis(absl::Duration duration) {
   return static_cast<long>(ms);
 }
 
+// "127.0.0.1" of "https://127.0.0.1:8501"; the name libcurl checks the certificate against.
+std::string HostOf(absl::string_view base_url) {
+  if (!absl::ConsumePrefix(&base_url, "https://")) absl::ConsumePrefix(&base_url, "http://");
+  const size_t colon = base_url.rfind(':');
+  absl::string_view host = base_url.substr(0, colon);
+  absl::ConsumePrefix(&host, "[");
+  absl::ConsumeSuffix(&host, "]");
+  return std::string(host);
+}
+
 bool HasLineBreak(absl::string_view text) {
   return absl::StrContains(text, '\r') || absl::StrContains(text, '\n') ||
          absl::StrContains(text, '\0');
@@ -73,6 +85,9 @@ CurlOptions CurlOptionsFrom(const ClientOptions& options) {
   curl.connect_timeout = options.connect_timeout;
   curl.verify_tls = options.verify_tls;
   curl.ca_file = options.ca_file;
+  curl.cert_file = options.cert_file;
+  curl.key_file = options.key_file;
+  curl.server_name = options.server_name;
   return curl;
 }
 
@@ -81,8 +96,34 @@ void EnsureCurlInitialized() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-CurlExchange::CurlExchange(CURL* easy, HttpRequest request)
-    : easy_(easy), request_(std::move(request)), url_(BuildUrl(request_)) {}
+CurlExchange::CurlExchange(CURL* easy, HttpRequest request, const CurlOptions& options)
+    : easy_(easy),
+      request_(std::move(request)),
+      options_(options),
+      url_(BuildUrl(request_)),
+      checked_name_(HostOf(request_.server)) {}
+
+absl::Status CurlExchange::RedirectToServerName() {
+  if (options_.server_name.empty() || !absl::StartsWith(request_.server, "https://")) {
+    return absl::OkStatus();
+  }
+  // request_.server is a base URL "https://host:port" (server_list.h), host in brackets if IPv6.
+  absl::string_view address = absl::string_view(request_.server).substr(8);
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos) return absl::OkStatus();
+  absl::string_view host = address.substr(0, colon);
+  absl::string_view port = address.substr(colon + 1);
+  HttpRequest renamed = request_;
+  renamed.server = absl::StrCat("https://", options_.server_name, ":", port);
+  url_ = BuildUrl(renamed);
+  checked_name_ = options_.server_name;
+  connect_to_ = curl_slist_append(
+      nullptr, absl::StrCat(options_.server_name, ":", port, ":", host, ":", port).c_str());
+  if (connect_to_ == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(RequestLabel(request_), ": no memory"));
+  }
+  return absl::OkStatus();
+}
 
 size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
   auto* exchange = static_cast<CurlExchange*>(user);
@@ -108,8 +149,10 @@ CurlExchange::~CurlExchange() {
   if (ReleaseOwnership(easy_, this)) {
     curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, nullptr);
     curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, nullptr);
+    curl_easy_setopt(easy_, CURLOPT_CONNECT_TO, nullptr);
   }
   curl_slist_free_all(headers_);
+  curl_slist_free_all(connect_to_);
 }
 
 absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, HttpRequest request,
@@ -121,7 +164,8 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
           absl::StrCat(label, ": header '", absl::CHexEscape(name), "' contains a line break"));
     }
   }
-  std::unique_ptr<CurlExchange> exchange(new CurlExchange(easy, std::move(request)));
+  std::unique_ptr<CurlExchange> exchange(new CurlExchange(easy, std::move(request), options));
+  if (absl::Status status = exchange->RedirectToServerName(); !status.ok()) return status;
   const HttpRequest& req = exchange->request_;
   for (const auto& [name, value] : req.headers) {
     curl_slist* grown =
@@ -152,6 +196,13 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
   curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
   if (!options.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str());
+  if (!options.cert_file.empty()) {
+    curl_easy_setopt(easy, CURLOPT_SSLCERT, options.cert_file.c_str());
+    curl_easy_setopt(easy, CURLOPT_SSLKEY, options.key_file.c_str());
+  }
+  if (exchange->connect_to_ != nullptr) {
+    curl_easy_setopt(easy, CURLOPT_CONNECT_TO, exchange->connect_to_);
+  }
   // libcurl resends only on a reused connection (see HttpRequest::replay_safe).
   if (!req.replay_safe) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
   switch (req.method) {
@@ -195,10 +246,25 @@ absl::StatusOr<HttpResponse> CurlExchange::Finish(CURLcode result) {
       return absl::UnavailableError(
           absl::StrCat(detail, " [timeout ", absl::FormatDuration(request_.timeout), "]"));
     default:
-      // Nothing sent yet (refused, unresolvable, TLS handshake): safe to retry elsewhere.
-      if (request_bytes == 0) return ConnectionError(detail);
-      return absl::UnavailableError(detail);
+      return TlsAwareError(result, detail, request_bytes);
   }
+}
+
+absl::Status CurlExchange::TlsAwareError(CURLcode result, absl::string_view detail,
+                                         long request_bytes) const {
+  const TlsContext tls = {options_.ca_file, !options_.cert_file.empty(), options_.cert_file,
+                          checked_name_};
+  std::optional<std::string> problem = ExplainCertificateFailure(result, error_buffer_, tls);
+  if (problem.has_value()) {
+    // A certificate is checked before any request byte is processed (with TLS 1.3 the server's
+    // refusal arrives only after curl has written the request, which the server never read).
+    const char* why = error_buffer_[0] != '\0' ? error_buffer_ : curl_easy_strerror(result);
+    return CertificateError(absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ",
+                                         *problem, " (", why, ")"));
+  }
+  // Nothing sent yet (refused, unresolvable, TLS handshake): safe to retry elsewhere.
+  if (request_bytes == 0) return ConnectionError(detail);
+  return absl::UnavailableError(detail);
 }
 
 }  // namespace registry::consul

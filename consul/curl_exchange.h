@@ -7,7 +7,9 @@
 //
 // Error mapping in Finish(): Unavailable for every failure to obtain a complete response
 // (timeouts, resets, truncated bodies); ConnectionError() (transport.h) when nothing was sent
-// (refused, unresolvable host, TLS handshake failure); InvalidArgument for a malformed URL.
+// (refused, unresolvable host, TLS handshake failure); CertificateError() (tls_errors.h), in
+// the user's words, when a certificate is rejected by either side; InvalidArgument for a
+// malformed URL.
 // Messages start with RequestLabel(request), name the server, and never contain header values.
 //
 // Thread safety: an exchange is used by one thread at a time; distinct exchanges are
@@ -29,8 +31,11 @@ namespace registry::consul {
 
 struct CurlOptions {
   absl::Duration connect_timeout = absl::Seconds(5);
-  bool verify_tls = true;  // verify the server certificate and host name for https
-  std::string ca_file{};   // CA bundle for https; empty = the system default
+  bool verify_tls = true;     // verify the server certificate and host name for https
+  std::string ca_file{};      // CA bundle for https; empty = the system default
+  std::string cert_file{};    // client certificate (PEM) for https; empty = none
+  std::string key_file{};     // its private key (PEM)
+  std::string server_name{};  // https: name to verify and send as SNI instead of the host
 };
 
 // The curl settings implied by `options`.
@@ -63,15 +68,26 @@ class CurlExchange {
   absl::StatusOr<HttpResponse> Finish(CURLcode result);
 
  private:
-  CurlExchange(CURL* easy, HttpRequest request);
+  CurlExchange(CURL* easy, HttpRequest request, const CurlOptions& options);
+
+  // For options.server_name: the URL names it, and CURLOPT_CONNECT_TO sends the connection to
+  // the real server, so SNI and the certificate check use the name while the TCP connection
+  // goes to the address in server-lists.
+  absl::Status RedirectToServerName();
+  // The status of a transfer that failed with `result` after sending `request_bytes`: a
+  // CertificateError in the user's words, else one whose message is `detail`.
+  absl::Status TlsAwareError(CURLcode result, absl::string_view detail, long request_bytes) const;
 
   // CURLOPT_WRITEFUNCTION; `user` is the exchange.
   static size_t OnBody(char* data, size_t size, size_t count, void* user);
 
   CURL* const easy_;
   const HttpRequest request_;  // owns the body and URL curl points into
-  const std::string url_;
+  const CurlOptions options_;
+  std::string url_;
+  std::string checked_name_;  // the name the server certificate is checked against
   curl_slist* headers_ = nullptr;
+  curl_slist* connect_to_ = nullptr;
   HttpResponse response_;
   char error_buffer_[CURL_ERROR_SIZE] = {0};
 };

@@ -34,6 +34,9 @@ absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryCo
   options.client.datacenter = config.datacenter;
   options.client.verify_tls = config.tls_verify;
   options.client.ca_file = config.tls_ca_file;
+  options.client.cert_file = config.tls_cert_file;
+  options.client.key_file = config.tls_key_file;
+  options.client.server_name = config.tls_server_name;
   options.client.connect_timeout = config.connect_timeout;
   options.client.request_timeout = config.request_timeout;
   options.namespace_name = config.namespace_name;

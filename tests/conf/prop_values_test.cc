@@ -202,13 +202,6 @@ TEST(PropValuesTest, NestedNamespaceIsAccepted) {
       "org/ds-1.a");
 }
 
-TEST(PropValuesTest, TlsVerifyIsABoolean) {
-  EXPECT_FALSE(WithProp("tlsVerify: false")->tls_verify);
-  EXPECT_TRUE(WithProp("tlsVerify: TRUE")->tls_verify);
-  EXPECT_TRUE(
-      IsInvalid(WithProp("tlsVerify: maybe"), {"tlsVerify: 'maybe' is not a boolean", "(line 8)"}));
-}
-
 TEST(PropValuesTest, DatacenterIsKeptAndChecked) {
   EXPECT_EQ(WithProp("datacenter: dc-east_1")->datacenter, "dc-east_1");
   EXPECT_TRUE(Rejects("datacenter", "dc 1"));
@@ -255,14 +248,6 @@ TEST(PropValuesTest, TokenAndTokenFileTogetherAreRejected) {
                         {"tokenFile: '", "conflicts with token", "(line 9)"}));
   EXPECT_TRUE(IsInvalid(WithProp(absl::StrCat("tokenFile: ", path, "\ntoken: abc")),
                         {"token: conflicts with tokenFile", "(line 9)"}));
-}
-
-TEST(PropValuesTest, TlsCaFileMustBeReadable) {
-  ScopedTempDir dir;
-  std::string ca = dir.Write("ca.pem", "-----BEGIN CERTIFICATE-----\n");
-  EXPECT_EQ(WithProp(absl::StrCat("tlsCaFile: ", ca))->tls_ca_file, ca);
-  EXPECT_TRUE(HasError(WithProp("tlsCaFile: /nonexistent/ca.pem"), absl::StatusCode::kNotFound,
-                       {"tlsCaFile: '/nonexistent/ca.pem' cannot be read", "(line 8)"}));
 }
 
 TEST(PropValuesTest, RelativeFilesOfALoadedYamlAreTakenFromItsDirectory) {

@@ -335,6 +335,16 @@ TEST(ClientOptionsTest, BadOptionsAreInvalidArgumentNamingTheOption) {
   cases.push_back({{.servers = "h:1", .request_timeout = absl::Seconds(-1)}, "request_timeout"});
   cases.push_back({{.servers = "h:1", .blocking_margin = absl::Seconds(-1)}, "blocking_margin"});
   cases.push_back({{.servers = "h:1", .ca_file = "/nonexistent/ca.pem"}, "ca_file"});
+  // /dev/null stands for a readable file: only the other option of the pair is at fault.
+  cases.push_back(
+      {{.servers = "h:1", .cert_file = "/dev/null"}, "cert_file: set without key_file"});
+  cases.push_back({{.servers = "h:1", .key_file = "/dev/null"}, "key_file: set without cert_file"});
+  cases.push_back({{.servers = "h:1", .cert_file = "/nonexistent/c.pem", .key_file = "/dev/null"},
+                   "cert_file '/nonexistent/c.pem'"});
+  cases.push_back({{.servers = "h:1", .cert_file = "/dev/null", .key_file = "/nonexistent/k.pem"},
+                   "key_file '/nonexistent/k.pem'"});
+  cases.push_back({{.servers = "h:1", .server_name = "a..b"}, "server_name 'a..b'"});
+  cases.push_back({{.servers = "h:1", .server_name = "a b"}, "server_name 'a b'"});
   for (const Case& c : cases) {
     absl::Status status = Client::Create(c.options, transport).status();
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << c.expected;
