@@ -101,7 +101,16 @@ std::vector<std::string> DefaultPluginSearchPath() {
   if (len > 0) {
     std::string path(exe, static_cast<size_t>(len));
     const size_t slash = path.rfind('/');
-    if (slash != std::string::npos) dirs.push_back(absl::StrCat(path.substr(0, slash), "/../lib"));
+    if (slash != std::string::npos) {
+      dirs.push_back(absl::StrCat(path.substr(0, slash), "/../lib"));
+#ifdef REGISTRY_PLUGIN_INSTALL_LIBDIR
+      // An installed tool's plugin is in the prefix's library directory, which GNUInstallDirs
+      // may name otherwise (lib/x86_64-linux-gnu under /usr on Debian; cmake/install.cmake).
+      if (absl::string_view(REGISTRY_PLUGIN_INSTALL_LIBDIR) != "lib") {
+        dirs.push_back(absl::StrCat(path.substr(0, slash), "/../", REGISTRY_PLUGIN_INSTALL_LIBDIR));
+      }
+#endif
+    }
   }
   if (const char* env = std::getenv(kPluginPathEnv); env != nullptr) {
     for (absl::string_view dir : absl::StrSplit(env, ':', absl::SkipEmpty())) {
