@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Packaging test, from scratch: the runtime-only build in build-pkg/, `cmake --install` into a
+# temporary prefix, `cpack -G DEB`, the .deb's own registryctl, an out-of-tree consumer
+# (packaging/consumer/: find_package(RegistryConsul), a C host and a C++ host) run against the
+# installed consul-dev-server, and the pkg-config file. See docs/install.md.
+#
+#   bash scripts/package-test.sh
+#
+# Prints the installed files and `dpkg -I` of the package; any failure exits non-zero naming the
+# step. Every process it starts is stopped and its temporary directory removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=$root/build-pkg
+jobs=${PACKAGE_TEST_JOBS:-2}
+start=$SECONDS
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/registry-package-test.XXXXXX")
+prefix=$work/prefix
+server_pid=
+step="setup"
+cleanup() {
+  local status=$?
+  if [ -n "$server_pid" ]; then
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+  if [ "$status" -ne 0 ]; then
+    echo "package-test: FAILED at step '$step' (exit $status)" >&2
+  fi
+}
+trap cleanup EXIT
+
+begin() {
+  step=$1
+  printf '\n== package-test: %s\n' "$step"
+}
+
+# The tools and hosts must find the plugin from the install layout alone.
+unset LD_LIBRARY_PATH REGISTRY_PLUGIN_PATH
+
+# /usr, as a Debian package: GNUInstallDirs then puts libraries in lib/<multiarch>, the layout
+# the loader's search must handle. `cmake --install --prefix` relocates it for the test.
+begin "configure the runtime-only build in build-pkg"
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+rm -rf "$build"
+cmake -S "$root" -B "$build" -G Ninja -DREGISTRY_RUNTIME_ONLY=ON -DCMAKE_INSTALL_PREFIX=/usr \
+  "${launcher[@]}" >"$work/configure.log" || { cat "$work/configure.log" >&2; exit 1; }
+grep 'registry runtime-only' "$work/configure.log" || true
+
+begin "build (-j$jobs)"
+cmake --build "$build" -j"$jobs"
+
+begin "install into a temporary prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+echo "installed files:"
+find "$prefix" -type f | sed "s|^$prefix/|  |" | sort
+echo "installed links:"
+find "$prefix" -type l -printf '  %P -> %l\n' | sort
+libdir=$(dirname "$(find "$prefix" -name libregistry_consul.so)")
+for f in bin/registryctl bin/consul-dev-server; do
+  [ -x "$prefix/$f" ] || { echo "package-test: $f was not installed" >&2; exit 1; }
+done
+
+begin "cpack -G DEB"
+(cd "$build" && cpack -G DEB >"$work/cpack.log") || { cat "$work/cpack.log" >&2; exit 1; }
+debs=("$build"/registry-consul_*.deb)
+deb=${debs[0]}
+[ -f "$deb" ] || { echo "package-test: cpack made no registry-consul_*.deb" >&2; exit 1; }
+echo "$deb"
+dpkg -I "$deb"
+grep -q '^ Depends: .*libcurl' <(dpkg -I "$deb") || {
+  echo "package-test: the package's Depends lacks libcurl (dpkg-shlibdeps)" >&2
+  exit 1
+}
+
+begin "extract the .deb and run its registryctl --help and --version"
+dpkg-deb -x "$deb" "$work/debroot"
+deb_ctl=$work/debroot/usr/bin/registryctl
+"$deb_ctl" --help >"$work/help.out"
+head -n 1 "$work/help.out"
+"$deb_ctl" --version
+
+begin "start the installed consul-dev-server on a free port"
+"$prefix/bin/consul-dev-server" --http-addr=127.0.0.1:0 --session-ttl-min=1s \
+  >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+address=
+for _ in $(seq 200); do
+  address=$(sed -n 's/^consul-dev-server listening on //p' "$work/server.out")
+  [ -n "$address" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.err" >&2; exit 1; }
+  sleep 0.05
+done
+[ -n "$address" ] || { echo "package-test: the dev server did not start" >&2; exit 1; }
+echo "listening on $address"
+
+# registryctl finds the plugin through the loader's default search path: the installed one
+# relative to its prefix, the .deb's in its extracted /usr.
+begin "installed and packaged registryctl: put, get, rm"
+ctl=("$prefix/bin/registryctl" --servers "$address" --namespace package_test_ctl)
+"${ctl[@]}" put /metadata/db installed
+[ "$("$deb_ctl" --servers "$address" --namespace package_test_ctl get /metadata/db)" = installed ]
+"$deb_ctl" --servers "$address" --namespace package_test_ctl rm /metadata/db
+if "${ctl[@]}" get /metadata/db >/dev/null 2>&1; then
+  echo "package-test: /metadata/db is still there after rm" >&2
+  exit 1
+fi
+echo "ok"
+
+begin "build the out-of-tree consumer (packaging/consumer) with find_package"
+cmake -S "$root/packaging/consumer" -B "$work/consumer" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/consumer" -j"$jobs"
+
+begin "run the consumer's C and C++ hosts: put, get, delete"
+"$work/consumer/c_host" "$address"
+"$work/consumer/cpp_host" "$address"
+
+begin "pkg-config --cflags --libs registry-consul, and a host built with it"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+flags=$(pkg-config --cflags --libs registry-consul)
+echo "$flags"
+include_dir=$(pkg-config --variable=includedir registry-consul)
+[ -f "$include_dir/plugin/loader.h" ] || {
+  echo "package-test: pkg-config's includedir $include_dir has no plugin/loader.h" >&2
+  exit 1
+}
+# shellcheck disable=SC2086  # the flags are words
+c++ -std=c++20 -o "$work/cpp_host_pc" "$root/packaging/consumer/cpp_host.cc" \
+  -DPLUGIN_DIR="\"$(pkg-config --variable=plugindir registry-consul)\"" $flags
+"$work/cpp_host_pc" "$address"
+
+step="done"
+echo
+echo "package-test: passed in $((SECONDS - start)) s"
