@@ -21,7 +21,7 @@ packages=(
   python3 python3-consul    # third-party client check against the dev server
   procps                    # ps/pkill used by integration scripts
   debian-archive-keyring dpkg # get-consul.sh: verify and unpack the consul package
-  file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
+  openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)
 )
 
 missing=()

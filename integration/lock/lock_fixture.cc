@@ -8,8 +8,7 @@ namespace registry::lock::testing {
 
 ConsulRepositoryOptions LockTest::RepositoryOptions() {
   ConsulRepositoryOptions options;
-  options.client.servers = address();
-  options.client.token = token();
+  options.client = ClientOptionsForCodeUnderTest();
   options.client.request_timeout = absl::Seconds(5);
   options.namespace_name = "locks";
   options.session_ttl = absl::Seconds(1);

@@ -10,8 +10,7 @@ namespace registry::testing {
 
 ConsulRepositoryOptions RepositoryTest::Options(const std::string& name) {
   ConsulRepositoryOptions options;
-  options.client.servers = address();
-  options.client.token = token();
+  options.client = ClientOptionsForCodeUnderTest();
   options.client.request_timeout = absl::Seconds(5);
   options.namespace_name = name;
   options.session_ttl = absl::Seconds(1);

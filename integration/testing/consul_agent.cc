@@ -44,20 +44,6 @@ std::string RandomUuid() {
   return absl::StrCat(hex(8), "-", hex(4), "-", hex(4), "-", hex(4), "-", hex(12));
 }
 
-// PUT `path` with `body` as `token`; the parsed JSON reply when it is 200.
-absl::StatusOr<nlohmann::json> PutJson(const std::string& address, const std::string& path,
-                                       const std::string& body, const std::string& token) {
-  absl::StatusOr<HttpReply> reply =
-      HttpCall("PUT", absl::StrCat("http://", address, path), absl::Seconds(5), body, token);
-  if (!reply.ok()) return reply.status();
-  if (reply->status != 200) {
-    return absl::InternalError(absl::StrCat("PUT ", path, ": ", reply->status, " ", reply->body));
-  }
-  nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return absl::InternalError(absl::StrCat("PUT ", path, ": not JSON"));
-  return json;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<int>> FreeLoopbackPorts(int count) {
@@ -111,6 +97,11 @@ absl::StatusOr<std::unique_ptr<ConsulAgent>> ConsulAgent::Start(const ConsulAgen
     absl::StatusOr<std::string> dir = MakeTempDir();
     if (!dir.ok()) return dir.status();
     std::unique_ptr<ConsulAgent> agent(new ConsulAgent(options, *dir, *std::move(ports)));
+    if (options.tls) {
+      absl::StatusOr<TestPki> pki = MakeTestPki(*dir, options.tls_server_names);
+      if (!pki.ok()) return pki.status();
+      agent->pki_ = *std::move(pki);
+    }
     status = agent->Launch();
     if (status.ok()) status = agent->CreateClientToken();
     if (status.ok()) return agent;
@@ -137,7 +128,7 @@ absl::Status ConsulAgent::Launch() {
       {"session_ttl_min", "1s"},
       {"disable_update_check", true},
       {"ports",
-       {{"http", ports_[0]},
+       {{options_.tls ? "https" : "http", ports_[0]},
         {"serf_lan", ports_[1]},
         {"serf_wan", ports_[2]},
         {"server", ports_[3]},
@@ -148,6 +139,15 @@ absl::Status ConsulAgent::Launch() {
     config["primary_datacenter"] = "dc1";
     config["acl"] = {
         {"enabled", true}, {"default_policy", "deny"}, {"tokens", {{"master", master_token_}}}};
+  }
+  if (options_.tls) {
+    // Consul 1.8.7's keys. verify_incoming_https, not verify_incoming: the latter also demands
+    // TLS on the server RPC port, where the -dev agent talks to itself in plain TCP.
+    config["ports"]["http"] = -1;
+    config["verify_incoming_https"] = true;
+    config["ca_file"] = pki_.ca_file;
+    config["cert_file"] = pki_.server_cert;
+    config["key_file"] = pki_.server_key;
   }
   std::ofstream(dir_ + "/config.json") << config.dump(2) << "\n";
   // Through sh only to send the output to a file: a full pipe nobody drains would stall the agent.
@@ -174,13 +174,13 @@ absl::Status ConsulAgent::AwaitReady() {
     }
     // A session create needs a leader and the agent's node in the catalog: the last to be ready.
     absl::StatusOr<nlohmann::json> session =
-        PutJson(address_, "/v1/session/create", R"({"Name":"readiness probe"})", master_token_);
+        PutJson("/v1/session/create", R"({"Name":"readiness probe"})");
     if (!session.ok()) {
       last = session.status();
       continue;
     }
     const std::string id = session->value("ID", "");
-    return PutJson(address_, "/v1/session/destroy/" + id, "", master_token_).status();
+    return PutJson("/v1/session/destroy/" + id, "").status();
   }
   return absl::DeadlineExceededError(
       absl::StrCat("not ready after ", absl::FormatDuration(kStartTimeout), ": ", last.message()));
@@ -189,15 +189,33 @@ absl::Status ConsulAgent::AwaitReady() {
 absl::Status ConsulAgent::CreateClientToken() {
   if (!options_.acl) return absl::OkStatus();
   const nlohmann::json policy_body = {{"Name", "registry-tests"}, {"Rules", kClientRules}};
-  absl::StatusOr<nlohmann::json> policy =
-      PutJson(address_, "/v1/acl/policy", policy_body.dump(), master_token_);
+  absl::StatusOr<nlohmann::json> policy = PutJson("/v1/acl/policy", policy_body.dump());
   if (!policy.ok()) return policy.status();
   // The secret is chosen here, so that a restarted agent can be given the same one.
   const nlohmann::json token_body = {{"Description", "code under test"},
                                      {"AccessorID", RandomUuid()},
                                      {"SecretID", client_token_},
                                      {"Policies", {{{"ID", policy->value("ID", "")}}}}};
-  return PutJson(address_, "/v1/acl/token", token_body.dump(), master_token_).status();
+  return PutJson("/v1/acl/token", token_body.dump()).status();
+}
+
+std::string ConsulAgent::base_url() const {
+  return absl::StrCat(options_.tls ? "https://" : "http://", address_);
+}
+
+absl::StatusOr<nlohmann::json> ConsulAgent::PutJson(const std::string& path,
+                                                    const std::string& body) const {
+  absl::StatusOr<HttpReply> reply =
+      HttpCall("PUT", base_url() + path, absl::Seconds(5), body, master_token_,
+               // The agent's certificate may carry only a name the test checks clients against.
+               {pki_.ca_file, pki_.client_cert, pki_.client_key, /*verify_name=*/false});
+  if (!reply.ok()) return reply.status();
+  if (reply->status != 200) {
+    return absl::InternalError(absl::StrCat("PUT ", path, ": ", reply->status, " ", reply->body));
+  }
+  nlohmann::json json = nlohmann::json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InternalError(absl::StrCat("PUT ", path, ": not JSON"));
+  return json;
 }
 
 absl::Status ConsulAgent::Restart() {

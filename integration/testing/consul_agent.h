@@ -4,7 +4,9 @@
 // listener it opens (HTTP, Serf LAN and WAN, server RPC; DNS and gRPC off), `session_ttl_min`
 // 1 s so short-TTL tests run in seconds, its config and log in a temp dir of its own. Optionally
 // with ACLs on (`default_policy` deny, a master token) and a least-privilege token for the code
-// under test: write on every key and session, read on nodes, nothing else.
+// under test: write on every key and session, read on nodes, nothing else. Optionally with TLS:
+// certificates made in its dir (test_pki.h), the HTTP API on https only (the http port off) and
+// a client certificate required (`verify_incoming_https`).
 //
 // Start() returns once the agent has a leader, has registered its node and accepts a session
 // (what a session create needs), so a test never meets a half-started agent. The destructor
@@ -22,13 +24,19 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "integration/testing/dev_control.h"
 #include "integration/testing/subprocess.h"
+#include "integration/testing/test_pki.h"
+#include "nlohmann/json.hpp"
 
 namespace registry::integration {
 
 struct ConsulAgentOptions {
   std::string binary;  // path of the consul binary
   bool acl = false;    // ACLs on, default deny
+  bool tls = false;    // https only, client certificates required
+  // With tls: the subjectAltName of the agent's certificate.
+  std::string tls_server_names = kAllServerNames;
 };
 
 class ConsulAgent {
@@ -41,8 +49,12 @@ class ConsulAgent {
   ConsulAgent(const ConsulAgent&) = delete;
   ConsulAgent& operator=(const ConsulAgent&) = delete;
 
-  // "127.0.0.1:PORT" of the HTTP API.
+  // "127.0.0.1:PORT" of the HTTP API (https with tls).
   const std::string& address() const { return address_; }
+  // "http://127.0.0.1:PORT" or "https://127.0.0.1:PORT".
+  std::string base_url() const;
+  // With tls: the certificates (the client certificate is accepted); else empty paths.
+  const TestPki& pki() const { return pki_; }
   // Token with every right (the ACL master token); "" without ACLs.
   const std::string& master_token() const { return master_token_; }
   // Least-privilege token for the code under test; "" without ACLs.
@@ -64,6 +76,8 @@ class ConsulAgent {
   absl::Status Launch();
   absl::Status AwaitReady();
   absl::Status CreateClientToken();
+  // PUT base_url() + `path` with `body` as the master token; the JSON reply when it is 200.
+  absl::StatusOr<nlohmann::json> PutJson(const std::string& path, const std::string& body) const;
   void Kill();
 
   const ConsulAgentOptions options_;
@@ -72,6 +86,7 @@ class ConsulAgent {
   const std::string address_;
   const std::string master_token_;
   const std::string client_token_;
+  TestPki pki_;
   std::unique_ptr<Subprocess> process_;
   bool keep_files_ = false;
 };

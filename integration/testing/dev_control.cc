@@ -62,8 +62,20 @@ absl::StatusOr<DevServerProcess> StartDevServer(const std::string& binary,
 absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
                                    absl::Duration timeout, const std::string& body,
                                    const std::string& token) {
+  return HttpCall(method, url, timeout, body, token, HttpTls{});
+}
+
+absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
+                                   absl::Duration timeout, const std::string& body,
+                                   const std::string& token, const HttpTls& tls) {
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
+  if (!tls.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, tls.ca_file.c_str());
+  if (!tls.verify_name) curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  if (!tls.cert_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLCERT, tls.cert_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_SSLKEY, tls.key_file.c_str());
+  }
   HttpReply reply;
   const std::string verb(method);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());

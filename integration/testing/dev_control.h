@@ -47,6 +47,19 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& 
                                    absl::Duration timeout = absl::Seconds(5),
                                    const std::string& body = "", const std::string& token = "");
 
+// The certificates of an https:// HttpCall: the CA to trust and a client certificate (PEM).
+struct HttpTls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  bool verify_name = true;  // false: trust the CA's certificate whatever name it carries
+};
+
+// HttpCall to an https:// `url` with `tls`.
+absl::StatusOr<HttpReply> HttpCall(absl::string_view method, const std::string& url,
+                                   absl::Duration timeout, const std::string& body,
+                                   const std::string& token, const HttpTls& tls);
+
 // PUT http://<address><path> expecting 200. Errors: as HttpCall, or Internal with the reply.
 absl::Status DevControl(const std::string& address, absl::string_view path);
 

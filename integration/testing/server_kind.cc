@@ -21,8 +21,9 @@ absl::StatusOr<ServerKind> ServerKindFromEnv() {
   if (name.empty() || name == "dev") return ServerKind::kDevServer;
   if (name == "consul") return ServerKind::kConsul;
   if (name == "consul-acl") return ServerKind::kConsulAcl;
-  return absl::InvalidArgumentError(
-      absl::StrCat("REGISTRY_TEST_SERVER=", name, ": expected dev, consul or consul-acl"));
+  if (name == "consul-tls") return ServerKind::kConsulTls;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "REGISTRY_TEST_SERVER=", name, ": expected dev, consul, consul-acl or consul-tls"));
 }
 
 absl::string_view ServerKindName(ServerKind kind) {
@@ -33,20 +34,25 @@ absl::string_view ServerKindName(ServerKind kind) {
       return "consul";
     case ServerKind::kConsulAcl:
       return "consul-acl";
+    case ServerKind::kConsulTls:
+      return "consul-tls";
   }
   return "?";
 }
 
 absl::StatusOr<RealConsul> StartRealConsul(ServerKind kind) {
   RealConsul consul;
-  consul.address = Env("REGISTRY_TEST_CONSUL_ADDR");
+  consul.https = kind == ServerKind::kConsulTls;
+  consul.address = consul.https ? "" : Env("REGISTRY_TEST_CONSUL_ADDR");
   if (!consul.address.empty()) {
     consul.external = true;
     consul.token = consul.admin_token = Env("REGISTRY_TEST_CONSUL_TOKEN");
     return consul;
   }
-  absl::StatusOr<std::unique_ptr<ConsulAgent>> agent = ConsulAgent::Start(
-      {.binary = ConsulBinary(CONSUL_BIN), .acl = kind == ServerKind::kConsulAcl});
+  absl::StatusOr<std::unique_ptr<ConsulAgent>> agent =
+      ConsulAgent::Start({.binary = ConsulBinary(CONSUL_BIN),
+                          .acl = kind == ServerKind::kConsulAcl,
+                          .tls = consul.https});
   if (!agent.ok()) return agent.status();
   consul.agent = *std::move(agent);
   consul.address = consul.agent->address();

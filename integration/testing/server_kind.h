@@ -5,11 +5,13 @@
 //   consul         a real `consul agent -dev` (integration/testing/consul_agent.h), the binary
 //                  from $REGISTRY_TEST_CONSUL_BIN or the one scripts/get-consul.sh fetched;
 //   consul-acl     the same with ACLs on (default deny): the code under test gets a
-//                  least-privilege token, the test's own inspection the master token.
-// With $REGISTRY_TEST_CONSUL_ADDR set, "consul" and "consul-acl" use that running agent instead
-// (token: $REGISTRY_TEST_CONSUL_TOKEN). Suites that share one server between tests keep apart
-// by namespace; suites with a fresh server per test first delete every key and session on it:
-// point it at a throwaway agent only, and run the tests one at a time.
+//                  least-privilege token, the test's own inspection the master token;
+//   consul-tls     a real agent on https only, requiring a client certificate (certificates
+//                  made with openssl for the test: integration/testing/test_pki.h).
+// With $REGISTRY_TEST_CONSUL_ADDR set, "consul" and "consul-acl" (not "consul-tls") use that
+// running agent instead (token: $REGISTRY_TEST_CONSUL_TOKEN). Suites that share one server between
+// tests keep apart by namespace; suites with a fresh server per test first delete every key and
+// session on it: point it at a throwaway agent only, and run the tests one at a time.
 #ifndef INTEGRATION_TESTING_SERVER_KIND_H_
 #define INTEGRATION_TESTING_SERVER_KIND_H_
 
@@ -22,7 +24,7 @@
 
 namespace registry::integration {
 
-enum class ServerKind { kDevServer, kConsul, kConsulAcl };
+enum class ServerKind { kDevServer, kConsul, kConsulAcl, kConsulTls };
 
 // The kind $REGISTRY_TEST_SERVER names. Errors: InvalidArgument naming an unknown value.
 absl::StatusOr<ServerKind> ServerKindFromEnv();
@@ -35,6 +37,7 @@ struct RealConsul {
   std::string address;                 // "HOST:PORT"
   std::string token;                   // for the code under test ("" without ACLs)
   std::string admin_token;             // every right, for the test's own arranging
+  bool https = false;                  // kConsulTls: https only, with agent->pki()
   bool external = false;
 };
 

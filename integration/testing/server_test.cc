@@ -43,15 +43,27 @@ void ServerTest::SetUp() {
     token_ = consul->token;
     admin_token = consul->admin_token;
     external_ = consul->external;
+    if (consul->https) {
+      tls_.servers = agent_->base_url();
+      tls_.ca_file = agent_->pki().ca_file;
+      tls_.cert_file = agent_->pki().client_cert;
+      tls_.key_file = agent_->pki().client_key;
+    }
   }
-  consul::ClientOptions client;
-  client.servers = address_;
+  consul::ClientOptions client = ClientOptionsForCodeUnderTest();
   client.token = admin_token;
   client.request_timeout = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<consul::Client>> raw = consul::Client::Create(client);
   ASSERT_TRUE(raw.ok()) << raw.status();
   raw_ = *std::move(raw);
   if (external_) WipeExternal(admin_token);
+}
+
+consul::ClientOptions ServerTest::ClientOptionsForCodeUnderTest() const {
+  consul::ClientOptions options = tls_;
+  if (options.servers == consul::ClientOptions().servers) options.servers = address_;
+  options.token = token_;
+  return options;
 }
 
 void ServerTest::WipeExternal(const std::string& admin_token) {

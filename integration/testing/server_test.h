@@ -55,6 +55,9 @@ class ServerTest : public ::testing::Test {
   bool fresh_server() const { return !external_; }
   // The ACL token for the code under test ("" without ACLs).
   const std::string& token() const { return token_; }
+  // What the code under test connects with: the server (https:// for consul-tls), its token and,
+  // for consul-tls, the CA and the client certificate.
+  consul::ClientOptions ClientOptionsForCodeUnderTest() const;
   // The in-process dev server. Only for suites that need it (fault injection, request counts):
   // they derive from DevServerOnly and are named *FaultsTest, which CMake does not register for
   // real Consul. Calling it on real Consul aborts the test binary, naming the test.
@@ -74,7 +77,8 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<consul::Client> raw_;
   std::string address_;  // "127.0.0.1:PORT", kept across RestartServer()
   std::string token_;
-  bool external_ = false;  // $REGISTRY_TEST_CONSUL_ADDR
+  consul::ClientOptions tls_;  // consul-tls: servers "https://..." and the certificate files
+  bool external_ = false;      // $REGISTRY_TEST_CONSUL_ADDR
 };
 
 // The base of tests that need the dev server's fault injection or introspection. Their suites

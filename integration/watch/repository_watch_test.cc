@@ -32,8 +32,7 @@ class RepositoryWatchTest : public WatchTest {
  protected:
   std::unique_ptr<Repository> NewRepository(const std::string& name = "ns") {
     ConsulRepositoryOptions options;
-    options.client.servers = address();
-    options.client.token = token();
+    options.client = ClientOptionsForCodeUnderTest();
     options.namespace_name = name;
     options.session_ttl = absl::Seconds(1);
     options.session_lock_delay = absl::Milliseconds(500);

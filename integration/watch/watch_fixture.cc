@@ -99,9 +99,7 @@ WatchEngineOptions WatchTest::EngineOptions(absl::Duration block_wait) {
 }
 
 std::unique_ptr<WatchEngine> WatchTest::NewEngine(const WatchEngineOptions& options) {
-  consul::ClientOptions client;
-  client.servers = address();
-  client.token = token();
+  consul::ClientOptions client = ClientOptionsForCodeUnderTest();
   client.request_timeout = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<WatchEngine>> engine = WatchEngine::Create(client, options);
   EXPECT_TRUE(engine.ok()) << engine.status();
