@@ -22,6 +22,7 @@ packages=(
   procps                    # ps/pkill used by integration scripts
   debian-archive-keyring dpkg # get-consul.sh: verify and unpack the consul package
   openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)
+  file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
 )
 
 missing=()
