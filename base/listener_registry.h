@@ -15,8 +15,8 @@
 // running call completes.
 //
 // An exception thrown by a listener stops at CallContainingExceptions(): it is logged to stderr
-// with the registry's label, and the other listeners are still called. Listeners run on the
-// plugin's background threads, where an escaping exception would end the host process.
+// (base/log.h) with the registry's label, and the other listeners are still called. Listeners run
+// on the plugin's background threads, where an escaping exception would end the host process.
 //
 // Thread safety: all methods may be called from any thread. Notify() calls are serialized, so no
 // two listeners of one registry ever run at the same time. A listener must not call Notify() of
@@ -24,7 +24,6 @@
 #ifndef BASE_LISTENER_REGISTRY_H_
 #define BASE_LISTENER_REGISTRY_H_
 
-#include <cstdio>
 #include <exception>
 #include <functional>
 #include <map>
@@ -36,6 +35,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "base/log.h"
 
 namespace registry {
 
@@ -58,9 +58,9 @@ void CallContainingExceptions(Call&& call, Describe&& describe) noexcept {
     what = "a non-standard exception";
   }
   try {
-    std::fprintf(stderr, "registry: %s threw: %s\n", describe().c_str(), what);
+    Log(LogLevel::kError, "listener", describe(), " threw: ", what);
   } catch (...) {
-    std::fprintf(stderr, "registry: a listener threw: %s\n", what);
+    Log(LogLevel::kError, "listener", "a listener threw: ", what);
   }
 }
 

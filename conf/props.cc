@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/limits.h"
+#include "base/log.h"
 #include "base/status_macros.h"
 #include "conf/values.h"
 
@@ -33,6 +34,7 @@ constexpr absl::string_view kConnectTimeout = "connectTimeoutMilliseconds";
 constexpr absl::string_view kRequestTimeout = "requestTimeoutMilliseconds";
 constexpr absl::string_view kSessionLockDelay = "sessionLockDelayMilliseconds";
 constexpr absl::string_view kLockRetry = "lockRetryMilliseconds";
+constexpr absl::string_view kLogLevel = "logLevel";
 // Only in a flat props map, where there is no mode:/repository: block to carry them.
 constexpr absl::string_view kType = "type";
 constexpr absl::string_view kOverwrite = "overwrite";
@@ -52,7 +54,7 @@ std::vector<std::string> KeyList(bool with_mode_keys) {
        {kNamespace, kServerLists, kTimeToLiveSeconds, kBlockQueryTimeToSeconds,
         kBlockQueryTimeMilliseconds, kToken, kTokenFile, kDatacenter, kTlsCaFile, kTlsVerify,
         kTlsCertFile, kTlsKeyFile, kTlsServerName, kConnectTimeout, kRequestTimeout,
-        kSessionLockDelay, kLockRetry}) {
+        kSessionLockDelay, kLockRetry, kLogLevel}) {
     keys.emplace_back(key);
   }
   if (with_mode_keys) {
@@ -178,6 +180,12 @@ absl::Status PropsBuilder::Apply(absl::string_view key, absl::string_view value)
     ASSIGN_OR_RETURN(config_.session_lock_delay, ParseDurationValue(value, kLockDelayRule));
   } else if (key == kLockRetry) {
     ASSIGN_OR_RETURN(config_.lock_retry, ParseDurationValue(value, kLockRetryRule));
+  } else if (key == kLogLevel) {
+    config_.log_level = ParseLogLevel(value);
+    if (!config_.log_level.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", value, "' is not a log level (error, warn, info or debug)"));
+    }
   } else if (key == kType) {
     absl::string_view type = absl::StripAsciiWhitespace(value);
     if (type.empty()) return absl::InvalidArgumentError(absl::StrCat("'", value, "' is empty"));

@@ -29,7 +29,8 @@ std::string RegistryConfig::ToString() const {
                       ", connect_timeout: ", absl::FormatDuration(connect_timeout),
                       ", request_timeout: ", absl::FormatDuration(request_timeout),
                       ", session_lock_delay: ", absl::FormatDuration(session_lock_delay),
-                      ", lock_retry: ", absl::FormatDuration(lock_retry), "}");
+                      ", lock_retry: ", absl::FormatDuration(lock_retry), ", log_level: ",
+                      log_level.has_value() ? LogLevelName(*log_level) : "<unchanged>", "}");
 }
 
 std::ostream& operator<<(std::ostream& out, const RegistryConfig& config) {

@@ -21,6 +21,7 @@
 #ifndef REGISTRY_CONF_REGISTRY_CONFIG_H_
 #define REGISTRY_CONF_REGISTRY_CONFIG_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "base/limits.h"
+#include "base/log.h"
 
 namespace registry::conf {
 
@@ -60,6 +62,9 @@ struct RegistryConfig {
   absl::Duration request_timeout = limits::kDefaultRequestTimeout;  // (0, 24h], non-blocking calls
   absl::Duration session_lock_delay = limits::kDefaultLockDelay;    // [0, 60s]
   absl::Duration lock_retry = limits::kDefaultLockRetry;            // (0, 60s], at most session_ttl
+  // The level of the plugin's stderr log (base/log.h) from this config on; unset: unchanged
+  // (warn unless set before). A host's log sink keeps its own level.
+  std::optional<LogLevel> log_level;
 
   // Returns a one-line description of every field for logs; the token shows only as
   // "<set>" or "<none>".

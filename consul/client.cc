@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "base/backoff.h"
+#include "base/log.h"
 #include "base/monotonic.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
@@ -53,9 +54,11 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options,
 
 Client::Client(ClientOptions options, std::vector<ServerAddress> servers,
                std::shared_ptr<Transport> transport)
-    : options_(std::move(options)),
-      servers_(std::move(servers)),
-      transport_(std::move(transport)) {}
+    : options_(std::move(options)), servers_(std::move(servers)), transport_(std::move(transport)) {
+  RegisterLogSecret(options_.token);
+}
+
+Client::~Client() { UnregisterLogSecret(options_.token); }
 
 absl::Status Client::Redact(absl::Status status) const {
   if (options_.token.empty() || !absl::StrContains(status.message(), options_.token)) {

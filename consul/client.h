@@ -59,6 +59,8 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> Create(ClientOptions options,
                                                         std::shared_ptr<Transport> transport);
 
+  // The token is redacted from every log record (base/log.h) while the client exists.
+  ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 

@@ -2,7 +2,6 @@
 #include "lock/lock_core.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -10,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "base/monotonic.h"
 #include "base/status_text.h"
 #include "lock/consul_fair_lock.h"
@@ -328,8 +328,8 @@ watch::WatchId LockCore::WatchHeldKey(const std::string& consul_key, const std::
                         {.start_at = MonotonicNow() + options_.monitor_delay})
                   : engine.status();
   if (!id.ok()) {
-    std::fprintf(stderr, "lock key '%s' is not monitored: %s\n", consul_key.c_str(),
-                 std::string(id.status().message()).c_str());
+    Log(LogLevel::kError, "lock", "key '", consul_key,
+        "' is not monitored: ", id.status().message());
     return 0;
   }
   return *id;
@@ -360,9 +360,8 @@ void LockCore::Deliver(std::function<void()> task) {
     absl::MutexLock lock(&mu_);
     --deliveries_;
   }
-  std::fprintf(
-      stderr, "lock manager: a task (lost listeners or a release) was dropped: %s\n",
-      engine.ok() ? "the watch engine is closed" : std::string(engine.status().message()).c_str());
+  Log(LogLevel::kError, "lock", "a task (lost listeners or a release) was dropped: ",
+      engine.ok() ? "the watch engine is closed" : engine.status().message());
 }
 
 void LockCore::OnSessionEvent(const InstanceSession::Event& event) {

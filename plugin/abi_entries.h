@@ -58,7 +58,8 @@ constexpr bool MinorIncludes(uint32_t minor, uint32_t entry_minor) { return mino
   X(REGISTRY_PLUGIN_ABI_MINOR_LOCK, delete_if_held, &DeleteIfHeld)                          \
   X(REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK, get_fair_lock, &GetFairLock)                      \
   X(REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE, get_semaphore, &GetSemaphore)                      \
-  X(REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK, get_read_write_lock, &GetReadWriteLock)
+  X(REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK, get_read_write_lock, &GetReadWriteLock)  \
+  X(REGISTRY_PLUGIN_ABI_MINOR_LOG, set_log_sink, &SetLogSink)
 // clang-format on
 
 #endif  // REGISTRY_PLUGIN_ABI_ENTRIES_H_

@@ -83,6 +83,9 @@ int PersistIfHeld(RegistryLock* lock, const char* key, const char* value, size_t
                   RegistryError* error) noexcept;
 int DeleteIfHeld(RegistryLock* lock, const char* key, RegistryError* error) noexcept;
 
+int SetLogSink(RegistryLogCallback sink, void* user_data, int32_t min_level,
+               RegistryError* error) noexcept;
+
 }  // namespace registry::plugin::internal
 
 // The opaque handles of registry_plugin.h. They live in the global namespace because the C header

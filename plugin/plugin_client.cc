@@ -11,7 +11,39 @@
 namespace registry::plugin {
 
 PluginLibrary::~PluginLibrary() {
+  if (log_sink_ != nullptr) SetLogSink(nullptr, LogLevel::kWarn).IgnoreError();
   if (dl_handle_ != nullptr) dlclose(dl_handle_);
+}
+
+absl::Status PluginLibrary::SetLogSink(LogSink sink, LogLevel min_level) {
+  if (REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) < REGISTRY_PLUGIN_ABI_MINOR_LOG ||
+      !REGISTRY_PLUGIN_API_HAS(&api_, set_log_sink) || api_.set_log_sink == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("registry plugin ", path_, " has no log sink: it negotiated ABI ",
+                     REGISTRY_PLUGIN_ABI_MAJOR(api_.abi_version), ".",
+                     REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version), ", a log sink needs 1.",
+                     REGISTRY_PLUGIN_ABI_MINOR_LOG));
+  }
+  auto next = sink ? std::make_unique<LogSink>(std::move(sink)) : nullptr;
+  absl::MutexLock lock(&log_mu_);
+  RegistryError error{};
+  const int code = api_.set_log_sink(next != nullptr ? &LogTrampoline : nullptr, next.get(),
+                                     static_cast<int32_t>(min_level), &error);
+  absl::Status status = TakeStatus(api_, code, &error);
+  // On success the old sink will never be called again; on failure it is still installed.
+  if (status.ok()) log_sink_ = std::move(next);
+  return status;
+}
+
+void PluginLibrary::LogTrampoline(int32_t level, int64_t unix_time_ms, const char* component,
+                                  const char* message, void* user_data) noexcept {
+  if (level < REGISTRY_LOG_ERROR || level > REGISTRY_LOG_DEBUG) return;
+  try {
+    (*static_cast<LogSink*>(user_data))(LogRecord{
+        static_cast<LogLevel>(level), absl::FromUnixMillis(unix_time_ms), component, message});
+  } catch (...) {
+    // An exception must not cross the C boundary; the record is lost.
+  }
 }
 
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::Wrap(int code,

@@ -14,8 +14,8 @@
 // only after the last repository created from it is destroyed. Obtain libraries from
 // plugin/loader.h.
 //
-// Thread safety: PluginLibrary is immutable after construction. PluginRepository methods may be
-// called concurrently, as registry::Repository promises; destruction must not race with them.
+// Thread safety: PluginLibrary's methods may be called concurrently. PluginRepository methods may
+// be called concurrently, as registry::Repository promises; destruction must not race with them.
 #ifndef REGISTRY_PLUGIN_PLUGIN_CLIENT_H_
 #define REGISTRY_PLUGIN_PLUGIN_CLIENT_H_
 
@@ -36,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "base/log.h"
 #include "plugin/plugin_handles.h"
 #include "plugin/registry_plugin.h"
 #include "registry/events.h"
@@ -74,6 +75,14 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   // Creates a repository from a props map alone (plus optional "type" and "overwrite").
   absl::StatusOr<std::unique_ptr<PluginRepository>> CreateFromProps(const PropList& props);
 
+  // Sends the plugin's log records (of every repository in the process) at `min_level` or more
+  // severe to `sink`, called on one plugin thread that does no network I/O, one at a time, with
+  // secrets redacted; an empty sink goes back to stderr. Returns after the previous sink's last
+  // call. Must not be called from inside the sink. A process has one sink: setting it through
+  // another library of the same plugin replaces this one, and destroying the library that set it
+  // last removes it. Unimplemented below ABI 1.6.
+  absl::Status SetLogSink(LogSink sink, LogLevel min_level);
+
  private:
   // Converts `props` into the parallel C arrays the table takes; valid while `props` lives.
   struct CArrays {
@@ -90,9 +99,14 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   absl::StatusOr<std::unique_ptr<PluginRepository>> Wrap(int code, RegistryError* error,
                                                          RegistryRepository* handle);
 
+  static void LogTrampoline(int32_t level, int64_t unix_time_ms, const char* component,
+                            const char* message, void* user_data) noexcept;
+
   void* const dl_handle_;
   const std::string path_;
   const RegistryPluginApi api_;
+  absl::Mutex log_mu_;  // held across set_log_sink, so sinks are replaced one call at a time
+  std::unique_ptr<LogSink> log_sink_ ABSL_GUARDED_BY(log_mu_);  // the user_data of the C sink
 };
 
 class PluginRepository final : public Repository {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/log.h"
 #include "base/status_macros.h"
 #include "conf/registry_config.h"
 #include "plugin/abi_adapter.h"
@@ -44,6 +45,7 @@ absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryCo
   options.session_lock_delay = config.session_lock_delay;
   options.block_query_wait = config.block_query_wait;
   options.lock_retry = config.lock_retry;
+  if (config.log_level.has_value()) SetStderrLogLevel(*config.log_level);
   return NewConsulRepository(std::move(options));
 }
 

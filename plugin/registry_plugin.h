@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.5). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.6). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -63,7 +63,7 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 5
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 6
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
 
@@ -73,6 +73,7 @@ extern "C" {
 #define REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK 3       /* get_fair_lock */
 #define REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE 4       /* get_semaphore */
 #define REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK 5 /* get_read_write_lock */
+#define REGISTRY_PLUGIN_ABI_MINOR_LOG 6             /* set_log_sink */
 
 /* The largest `limit` get_semaphore accepts: a semaphore's record in the store names every
  * holder, and must stay well below the store's value size limit. */
@@ -165,6 +166,20 @@ struct RegistryDataEvent {
  * once it returns) and close. Removing another watch waits for that watch's current call, so two
  * callbacks must never remove each other's watch at the same time. */
 typedef void (*RegistryDataCallback)(const struct RegistryDataEvent* event, void* user_data);
+
+/* ---- 1.6: logging ---- */
+
+/* Log levels, most severe first (set_log_sink). */
+enum RegistryLogLevel {
+  REGISTRY_LOG_ERROR = 0, /* failed, and the plugin cannot repair it by itself */
+  REGISTRY_LOG_WARN = 1,  /* failed, and the plugin is repairing it (a lost session, a re-list) */
+  REGISTRY_LOG_INFO = 2,  /* a state change (a session created, a watch recovered) */
+  REGISTRY_LOG_DEBUG = 3
+};
+
+/* One log record; `component` is e.g. "session", "watch", "lock", "repository". */
+typedef void (*RegistryLogCallback)(int32_t level, int64_t unix_time_ms, const char* component,
+                                    const char* message, void* user_data);
 
 /* ---- 1.2: locks ---- */
 
@@ -380,10 +395,24 @@ struct RegistryPluginApi {
   int (*get_read_write_lock)(struct RegistryRepository* repository, const char* name, int32_t write,
                              struct RegistryLock** out, struct RegistryError* error);
 
+  /* ---- 1.6: logging (REGISTRY_PLUGIN_ABI_MINOR_LOG) ---- */
+
+  /* Sends the plugin's log records (every repository's) at `min_level` (a RegistryLogLevel) or
+   * more severe to `sink` instead of stderr; NULL goes back to stderr, at warn unless a YAML
+   * `logLevel` said otherwise. The sink is called on one plugin thread that does no network I/O,
+   * one record at a time, in order; the strings live for the call only, and secrets (the ACL
+   * token) are already "<redacted>". It must not throw or longjmp; it may call set_log_sink.
+   * Replacing a sink returns after the old sink's last call, so its user_data may be freed then
+   * (called from inside the sink: at once). A sink that falls 4096 records behind loses the
+   * newer ones, and a warn record says how many. Errors: REGISTRY_INVALID_ARGUMENT naming a
+   * min_level out of range. */
+  int (*set_log_sink)(RegistryLogCallback sink, void* user_data, int32_t min_level,
+                      struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
-/* Every entry of minor 0, 1, 2, 3, 4, 5 fits in a table of at least this many bytes. */
+/* Every entry of minor 0 to 6 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
 #define REGISTRY_PLUGIN_API_SIZE_1_1 \
@@ -396,6 +425,8 @@ struct RegistryPluginApi {
   (offsetof(struct RegistryPluginApi, get_semaphore) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_5 \
   (offsetof(struct RegistryPluginApi, get_read_write_lock) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_6 \
+  (offsetof(struct RegistryPluginApi, set_log_sink) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

@@ -12,6 +12,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
 #include "consul/client.h"
@@ -254,8 +255,7 @@ class ConsulRepository final : public Repository {
   bool Post(std::function<void()> task) {
     absl::StatusOr<watch::WatchEngine*> engine = Engine();
     if (engine.ok()) return (*engine)->Post(std::move(task));
-    std::fprintf(stderr, "registry: cannot run a task: %s\n",
-                 std::string(engine.status().message()).c_str());
+    Log(LogLevel::kError, "repository", "cannot run a task: ", engine.status().message());
     return false;
   }
 

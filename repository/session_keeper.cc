@@ -6,11 +6,11 @@
 #include "repository/session_keeper.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
+#include "base/log.h"
 #include "base/monotonic.h"
 #include "base/status_macros.h"
 #include "consul/errors.h"
@@ -37,7 +37,7 @@ SessionKeeper::~SessionKeeper() {
     if (!thread.joinable()) continue;
     if (thread.get_id() == std::this_thread::get_id()) {
       // The thread would return into a destroyed object: a programming error, not a race.
-      std::fprintf(stderr, "registry: repository destroyed from its own listener; aborting\n");
+      Log(LogLevel::kError, "repository", "destroyed from its own listener; aborting");
       std::abort();
     }
     thread.join();
@@ -336,8 +336,8 @@ void SessionKeeper::RenewLocked() {
   if (phase_ == Phase::kLive) {
     phase_ = Phase::kSuspended;
     PublishLocked(ConnectionState::kSuspended);
-    std::fprintf(stderr, "registry: renewing the instance session failed: %s\n",
-                 renewed.status().ToString().c_str());
+    Log(LogLevel::kWarn, "session",
+        "renewing the instance session failed: ", renewed.status().ToString());
   }
   // Only a leader expires sessions, and a new leader restarts every session's timer when it
   // takes over: while the cluster has no leader the session cannot expire, and it lives for a
@@ -366,8 +366,9 @@ void SessionKeeper::RenewLocked() {
 
 void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   std::string old = std::exchange(session_id_, "");
-  std::fprintf(stderr, "registry: instance session lost (%s); creating a new one\n",
-               maybe_alive ? "no renewal succeeded for a whole TTL" : "unknown to the server");
+  Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
+      maybe_alive ? "no renewal succeeded for a whole TTL" : "unknown to the server",
+      "); creating a new one");
   old_sessions_.push_back(old);
   if (old_sessions_.size() > 8) old_sessions_.pop_front();
   // The server may still have it (a partition): destroy it so that it stops holding keys.
@@ -396,8 +397,8 @@ void SessionKeeper::RecreateLocked() {
     ++create_failures_;
     next_create_ = MonotonicNow() + CreateBackoffLocked(create_failures_);
     if (create_failures_ == 1) {
-      std::fprintf(stderr, "registry: creating the instance session failed: %s\n",
-                   id.status().ToString().c_str());
+      Log(LogLevel::kWarn, "session",
+          "creating the instance session failed: ", id.status().ToString());
     }
     return;
   }

@@ -3,11 +3,11 @@
 // Ephemeral writes and their ordering against persistent writes (see session_keeper.h), and the
 // pass that binds remembered keys to a new session.
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/log.h"
 #include "base/monotonic.h"
 #include "base/status_macros.h"
 #include "consul/transport.h"
@@ -148,6 +148,7 @@ void SessionKeeper::RestorePassLocked() {
     if (phase_ == Phase::kRestoring) {
       phase_ = Phase::kLive;
       PublishLocked(ConnectionState::kReconnected);
+      Log(LogLevel::kInfo, "session", "every ephemeral key is bound to session ", session);
     }
     return;
   }
@@ -233,8 +234,7 @@ void SessionKeeper::RecordRestore(const std::string& key, const std::string& ses
       if (it != ephemeral_.end()) it->second.bound_session = session;
       return;
     case BindOutcome::kExists:
-      std::fprintf(stderr, "registry: ephemeral key '%s' now belongs to another instance\n",
-                   key.c_str());
+      Log(LogLevel::kWarn, "session", "ephemeral key '", key, "' now belongs to another instance");
       if (it != ephemeral_.end()) ephemeral_.erase(it);
       return;
     case BindOutcome::kBadSession:

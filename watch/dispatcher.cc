@@ -1,7 +1,6 @@
 #include "watch/dispatcher.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <string>
@@ -9,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/listener_registry.h"
+#include "base/log.h"
 #include "base/monotonic.h"
 
 namespace registry::watch {
@@ -34,7 +34,7 @@ Dispatcher::~Dispatcher() {
   }
   for (auto& worker : left) {
     if (worker->thread.get_id() == std::this_thread::get_id()) {
-      std::fprintf(stderr, "watch dispatcher destroyed from inside one of its listeners\n");
+      Log(LogLevel::kError, "watch", "dispatcher destroyed from inside one of its listeners");
       std::abort();
     }
     if (worker->thread.joinable()) worker->thread.join();

@@ -3,13 +3,13 @@
 // What an answer (or a failure) does to a watch's query, on the IO thread: the listing is
 // diffed against what the listener was told, the events are queued, and the next query starts
 // at once or after a back-off. The rest of the loop is in io_loop.cc.
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
+#include "base/log.h"
 #include "consul/kv.h"
 #include "consul/query.h"
 #include "watch/io_loop.h"
@@ -89,8 +89,8 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
   }
   query->resync = false;
   if (query->failures > 0) {
-    std::fprintf(stderr, "watch '%s': recovered after %d failed attempt(s)\n",
-                 query->scope.consul_key().c_str(), query->failures);
+    Log(LogLevel::kInfo, "watch", "'", query->scope.consul_key(), "': recovered after ",
+        query->failures, " failed attempt(s)");
     query->failures = 0;
   }
   if (reset && !resync && early) {
@@ -145,8 +145,8 @@ void IoLoop::Fail(Query* query, const absl::Status& status, const std::string& s
   query->resync = true;  // whatever was missed, the next answer is a full re-list
   if (IsServerFailure(status)) client_->ReportServerFailure(server);
   if (query->failures++ == 0) {
-    std::fprintf(stderr, "watch '%s': %s; re-listing with back-off\n",
-                 query->scope.consul_key().c_str(), std::string(status.message()).c_str());
+    Log(LogLevel::kWarn, "watch", "'", query->scope.consul_key(), "': ", status.message(),
+        "; re-listing with back-off");
   }
   BackOff(query, now, /*suspicious=*/false);
 }

@@ -329,6 +329,20 @@ TEST_F(RegistryctlTest, FlagsOverrideTheConfigFile) {
             1);
 }
 
+TEST_F(RegistryctlTest, LogLevelInfoInTheConfigLogsTheInstanceSessionToStderr) {
+  const std::string quiet = WriteConfig(namespace_);
+  RunResult lock = RunProcess({REGISTRYCTL_BIN, "--config=" + quiet, "lock", "job", "--", "true"});
+  ASSERT_EQ(lock.exit_code, 0) << lock.err;
+  EXPECT_THAT(lock.err, Not(HasSubstr(" I session: instance session")));
+
+  const std::string verbose = WriteConfig(namespace_ + "_info");
+  std::ofstream(verbose, std::ios::app) << "      logLevel: info\n";
+  lock = RunProcess({REGISTRYCTL_BIN, "--config=" + verbose, "lock", "job", "--", "true"});
+  ASSERT_EQ(lock.exit_code, 0) << lock.err;
+  EXPECT_THAT(lock.err, HasSubstr(" I session: instance session "));
+  EXPECT_THAT(lock.err, HasSubstr(" created"));
+}
+
 TEST_F(RegistryctlTest, ConfigForATypeWithoutAPluginExitsTwoNamingTheType) {
   const std::string path = absl::StrCat(ProcessTempDir(), "/zk.yaml");
   std::ofstream(path) << "mode:\n  type: Cluster\n  repository:\n    type: ZooKeeper\n"

@@ -38,6 +38,7 @@ TEST(ExamplesTest, SecureExampleReadsItsTokenFileAndCaNextToIt) {
   EXPECT_EQ(config->tls_cert_file, std::string(REGISTRY_CONF_EXAMPLES_DIR) + "/example-client.pem");
   EXPECT_EQ(config->tls_key_file, std::string(REGISTRY_CONF_EXAMPLES_DIR) + "/example-client.key");
   EXPECT_EQ(config->tls_server_name, "server.dc1.consul");
+  EXPECT_EQ(config->log_level, LogLevel::kInfo);
   EXPECT_EQ(config->block_query_wait, absl::Milliseconds(1500));
   EXPECT_TRUE(config->overwrite);
 }

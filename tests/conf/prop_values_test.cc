@@ -207,6 +207,16 @@ TEST(PropValuesTest, DatacenterIsKeptAndChecked) {
   EXPECT_TRUE(Rejects("datacenter", "dc 1"));
 }
 
+TEST(PropValuesTest, LogLevelIsOneOfFourNamesInAnyCaseAndUnsetByDefault) {
+  EXPECT_EQ(WithProp("datacenter: dc1")->log_level, std::nullopt);
+  EXPECT_EQ(WithProp("logLevel: debug")->log_level, LogLevel::kDebug);
+  EXPECT_EQ(WithProp("logLevel: WARN")->log_level, LogLevel::kWarn);
+  EXPECT_THAT(WithProp("logLevel: info")->ToString(), HasSubstr("log_level: info"));
+  EXPECT_TRUE(
+      IsInvalid(WithProp("logLevel: loud"),
+                {"logLevel: 'loud' is not a log level (error, warn, info or debug)", "(line 8)"}));
+}
+
 TEST(PropValuesTest, TokenIsKeptButNeverPrinted) {
   absl::StatusOr<RegistryConfig> config = WithProp("token: s3cr3t-t0ken");
   ASSERT_TRUE(config.ok()) << config.status();

@@ -1,8 +1,13 @@
 #include "consul/client.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/log.h"
 #include "consul/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -59,6 +64,24 @@ TEST_F(ClientTest, TokenIsSentAsHeaderAndDatacenterAsParam) {
   ASSERT_NE(seen.FindHeader("x-consul-token"), nullptr);
   EXPECT_EQ(*seen.FindHeader("X-Consul-Token"), kToken);
   EXPECT_THAT(seen.params, ElementsAre(Pair("dc", "dc2")));
+}
+
+TEST_F(ClientTest, TheTokenIsRedactedFromTheLogWhileTheClientLives) {
+  std::vector<std::string> messages;
+  absl::Mutex mu;
+  SetLogSink(
+      [&](const LogRecord& record) {
+        absl::MutexLock lock(&mu);
+        messages.push_back(record.message);
+      },
+      LogLevel::kWarn);
+  auto client = MakeClient({.servers = "h1:8500", .token = kToken});
+  Log(LogLevel::kWarn, "test", "while alive: ", kToken);
+  client.reset();
+  Log(LogLevel::kWarn, "test", "after: ", kToken);
+  SetLogSink(nullptr, LogLevel::kWarn);  // returns after the last delivery
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(messages, ElementsAre("while alive: <redacted>", absl::StrCat("after: ", kToken)));
 }
 
 TEST_F(ClientTest, AnonymousClientSendsNoTokenHeader) {

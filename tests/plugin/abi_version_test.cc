@@ -42,22 +42,28 @@ class RawPlugin {
   RegistryPluginInitFunc init_ = nullptr;
 };
 
-TEST(AbiVersionTest, HostBuiltForOnePointZeroGetsExactlyTheOnePointZeroTable) {
+// Loads the plugin as a host built for 1.`minor`, whose table is `size` bytes: the plugin
+// negotiates that minor, fills `size` bytes and writes nothing past them.
+void ExpectOlderHostGetsItsTableAndNothingPastIt(uint32_t minor, size_t size,
+                                                 RegistryPluginApi* api) {
   RawPlugin plugin;
   ASSERT_NE(plugin.init(), nullptr) << dlerror();
-  // The host's table is REGISTRY_PLUGIN_API_SIZE_1_0 bytes; what follows must stay untouched.
-  RegistryPluginApi api;
-  std::memset(&api, 0xAB, sizeof(api));
-  std::memset(&api, 0, REGISTRY_PLUGIN_API_SIZE_1_0);
-  api.struct_size = REGISTRY_PLUGIN_API_SIZE_1_0;
+  std::memset(api, 0xAB, sizeof(*api));
+  std::memset(api, 0, size);
+  api->struct_size = size;
   RegistryError error{};
-  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 0), &api, &error), REGISTRY_OK);
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 0));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_0);
+  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, minor), api, &error), REGISTRY_OK);
+  EXPECT_EQ(api->abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, minor));
+  EXPECT_EQ(api->struct_size, size);
+  const unsigned char* rest = reinterpret_cast<const unsigned char*>(api) + size;
+  for (size_t i = 0; i < sizeof(*api) - size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
+}
+
+TEST(AbiVersionTest, HostBuiltForOnePointZeroGetsExactlyTheOnePointZeroTable) {
+  RegistryPluginApi api;
+  ExpectOlderHostGetsItsTableAndNothingPastIt(0, REGISTRY_PLUGIN_API_SIZE_1_0, &api);
   EXPECT_NE(api.destroy, nullptr);
   EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, add_data_listener));
-  const unsigned char* rest = reinterpret_cast<const unsigned char*>(&api) + api.struct_size;
-  for (size_t i = 0; i < sizeof(api) - api.struct_size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
 }
 
 TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries) {
@@ -73,37 +79,34 @@ TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries
   EXPECT_EQ(api.get_lock, nullptr);
 }
 
-TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointFive) {
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointSix) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
   const RegistryPluginApi& api = (*library)->api();
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 5));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_5);
-  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_5, sizeof(RegistryPluginApi));
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 6));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_6);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_6, sizeof(RegistryPluginApi));
   EXPECT_NE(api.add_data_listener, nullptr);
   EXPECT_NE(api.delete_if_held, nullptr);
   EXPECT_NE(api.get_fair_lock, nullptr);
   EXPECT_NE(api.get_semaphore, nullptr);
   EXPECT_NE(api.get_read_write_lock, nullptr);
+  EXPECT_NE(api.set_log_sink, nullptr);
+}
+
+TEST(AbiVersionTest, HostBuiltForOnePointFiveGetsItsTableAndNoLogSink) {
+  RegistryPluginApi api;
+  ExpectOlderHostGetsItsTableAndNothingPastIt(5, REGISTRY_PLUGIN_API_SIZE_1_5, &api);
+  EXPECT_NE(api.get_read_write_lock, nullptr);
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, set_log_sink));
 }
 
 TEST(AbiVersionTest, HostBuiltForOnePointFourGetsItsTableAndNothingPastIt) {
-  RawPlugin plugin;
-  ASSERT_NE(plugin.init(), nullptr) << dlerror();
-  // The host's table is REGISTRY_PLUGIN_API_SIZE_1_4 bytes; get_read_write_lock lies past it.
   RegistryPluginApi api;
-  std::memset(&api, 0xAB, sizeof(api));
-  std::memset(&api, 0, REGISTRY_PLUGIN_API_SIZE_1_4);
-  api.struct_size = REGISTRY_PLUGIN_API_SIZE_1_4;
-  RegistryError error{};
-  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 4), &api, &error), REGISTRY_OK);
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 4));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_4);
+  ExpectOlderHostGetsItsTableAndNothingPastIt(4, REGISTRY_PLUGIN_API_SIZE_1_4, &api);
   EXPECT_NE(api.get_semaphore, nullptr);
   EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, get_read_write_lock));
-  const unsigned char* rest = reinterpret_cast<const unsigned char*>(&api) + api.struct_size;
-  for (size_t i = 0; i < sizeof(api) - api.struct_size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
 }
 
 TEST(AbiVersionTest, HostSpeakingOnePointFourGetsSemaphoresButNoReadWriteLocks) {
@@ -163,21 +166,10 @@ TEST(AbiVersionTest, ReadWriteLockSideOtherThanZeroOrOneIsAnInvalidArgumentNamin
 }
 
 TEST(AbiVersionTest, HostBuiltForOnePointThreeGetsItsTableAndNothingPastIt) {
-  RawPlugin plugin;
-  ASSERT_NE(plugin.init(), nullptr) << dlerror();
-  // The host's table is REGISTRY_PLUGIN_API_SIZE_1_3 bytes; get_semaphore lies past it.
   RegistryPluginApi api;
-  std::memset(&api, 0xAB, sizeof(api));
-  std::memset(&api, 0, REGISTRY_PLUGIN_API_SIZE_1_3);
-  api.struct_size = REGISTRY_PLUGIN_API_SIZE_1_3;
-  RegistryError error{};
-  ASSERT_EQ(plugin.init()(REGISTRY_PLUGIN_ABI_VERSION(1, 3), &api, &error), REGISTRY_OK);
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 3));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_3);
+  ExpectOlderHostGetsItsTableAndNothingPastIt(3, REGISTRY_PLUGIN_API_SIZE_1_3, &api);
   EXPECT_NE(api.get_fair_lock, nullptr);
   EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, get_semaphore));
-  const unsigned char* rest = reinterpret_cast<const unsigned char*>(&api) + api.struct_size;
-  for (size_t i = 0; i < sizeof(api) - api.struct_size; ++i) ASSERT_EQ(rest[i], 0xAB) << i;
 }
 
 TEST(AbiVersionTest, HostSpeakingOnePointThreeGetsFairLocksButNoSemaphores) {
