@@ -147,6 +147,17 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
                retry_later};
 }
 
+void Client::SetReachabilityListener(std::function<void(bool reachable)> listener) {
+  reachability_listener_ = std::move(listener);
+}
+
+void Client::ReportOutcome(const absl::Status& status) const {
+  if (!reachability_listener_) return;
+  if (const std::optional<bool> reachable = ReachabilityOf(status); reachable.has_value()) {
+    reachability_listener_(*reachable);
+  }
+}
+
 std::string Client::PreferredServer() const {
   return servers_[preferred_.load(std::memory_order_relaxed) % servers_.size()].base_url;
 }
@@ -163,8 +174,12 @@ absl::StatusOr<Result> Client::Call(absl::StatusOr<HttpRequest> request, Parser 
                                     Canceller* canceller) {
   if (!request.ok()) return request.status();
   absl::StatusOr<HttpResponse> response = Execute(*request, canceller);
-  if (!response.ok()) return response.status();
+  if (!response.ok()) {
+    ReportOutcome(response.status());
+    return response.status();
+  }
   absl::StatusOr<Result> result = parse(*request, *response);
+  ReportOutcome(result.status());
   if (!result.ok()) return Redact(result.status());
   return result;
 }

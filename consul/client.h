@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,14 @@ class Client {
   // Replaces every occurrence of the ACL token in `status`'s message (defence in depth).
   absl::Status Redact(absl::Status status) const;
 
+  // `listener` hears, on the calling thread, what each call's outcome says of the store
+  // (ReachabilityOf: true, Consul answered; false, it could not be reached or had no leader;
+  // nothing when the outcome says neither), and what ReportOutcome() is given. Set it before the
+  // client is shared; it must return quickly.
+  void SetReachabilityListener(std::function<void(bool reachable)> listener);
+  // Reports the outcome of an exchange made outside this client's calls (the watch engine's).
+  void ReportOutcome(const absl::Status& status) const;
+
  private:
   Client(ClientOptions options, std::vector<ServerAddress> servers,
          std::shared_ptr<Transport> transport);
@@ -145,7 +154,8 @@ class Client {
   const ClientOptions options_;
   const std::vector<ServerAddress> servers_;  // never empty
   const std::shared_ptr<Transport> transport_;
-  std::atomic<size_t> preferred_{0};  // index into servers_
+  std::function<void(bool)> reachability_listener_;  // set before sharing, then read-only
+  std::atomic<size_t> preferred_{0};                 // index into servers_
 };
 
 }  // namespace registry::consul

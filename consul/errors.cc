@@ -106,6 +106,14 @@ bool IsLeaderlessAnswer(const absl::Status& status) {
   return IsConnectionError(status) && http.has_value() && *http >= 500;
 }
 
+std::optional<bool> ReachabilityOf(const absl::Status& status) {
+  if (status.ok()) return true;
+  if (absl::IsUnavailable(status)) return false;
+  const std::optional<int> http = HttpStatusOf(status);
+  if (http.has_value() && *http < 500) return true;
+  return std::nullopt;
+}
+
 absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail) {
   return absl::DataLossError(absl::StrCat(RequestLabel(request), ": malformed response: ", detail));
 }

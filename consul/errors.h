@@ -57,6 +57,12 @@ absl::Status MalformedResponse(const HttpRequest& request, absl::string_view det
 // The HTTP status carried by a status made by ErrorFromResponse(), if any.
 std::optional<int> HttpStatusOf(const absl::Status& status);
 
+// What a call's outcome says of the store: true when a server with a leader answered (OK, or an
+// answer such as 404 or 403), false when no server answered in time or none had a leader
+// (Unavailable), nullopt when it says nothing (cancelled, cut by the caller's deadline, a 5xx
+// that may be the leader's one-off, a malformed answer).
+std::optional<bool> ReachabilityOf(const absl::Status& status);
+
 }  // namespace registry::consul
 
 #endif  // CONSUL_ERRORS_H_

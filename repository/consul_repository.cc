@@ -1,7 +1,6 @@
 // repository/consul_repository.cc
 #include "repository/consul_repository.h"
 
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -93,7 +92,12 @@ class ConsulRepository final : public Repository {
                                      options_.session_ttl, options_.session_lock_delay,
                                      options_.lock_retry, options_.client.request_timeout},
                 [this](std::function<void()> task) { return Post(std::move(task)); }),
-        session_(keeper_, *client_, canceller_, space_, options_, [this] { return Engine(); }) {}
+        session_(keeper_, *client_, canceller_, space_, options_, [this] { return Engine(); }) {
+    // Every call and watch exchange tells the connection state (Close() stops both before the
+    // keeper goes).
+    client_->SetReachabilityListener(
+        [this](bool reachable) { keeper_.ReportReachable(reachable); });
+  }
 
   ~ConsulRepository() override { Close().IgnoreError(); }
 

@@ -1,8 +1,8 @@
 // repository/session_keeper.cc
 //
-// The session life cycle and the background threads (renewal, event delivery, restore). The
-// ephemeral writes (Bind, PersistentWrite, Update and the re-persist pass) are in
-// session_keeper_writes.cc.
+// The session life cycle and the background threads (renewal, restore). The connection states
+// and the delivery of events are in session_keeper_events.cc; the ephemeral writes (Bind,
+// PersistentWrite, Update and the re-persist pass) in session_keeper_writes.cc.
 #include "repository/session_keeper.h"
 
 #include <algorithm>
@@ -192,9 +192,17 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
   last_renewed_ = now;
   next_renew_ = now + options_.ttl / 2;
   create_failures_ = 0;
+  Log(LogLevel::kInfo, "session", "instance session ", session_id_,
+      first ? " created" : " created to replace a lost one; restoring ephemeral keys");
   if (first) {
     phase_ = Phase::kLive;
-    PublishLocked(ConnectionState::kConnected);
+    // Calls before the session may have told the state already (ReportReachable).
+    if (!last_state_.has_value()) {
+      PublishLocked(ConnectionState::kConnected);
+    } else if (*last_state_ == ConnectionState::kSuspended) {
+      phase_ = Phase::kSuspended;  // RECONNECTED once a renewal confirms the session
+      WakeRenewerLocked();
+    }
   } else {
     phase_ = Phase::kRestoring;  // RECONNECTED once every remembered key is bound again
     NeedRestoreLocked();
@@ -217,23 +225,6 @@ void SessionKeeper::NeedRestoreLocked() {
   if (restorer_.joinable()) restorer_.join();
   restorer_running_ = true;
   restorer_ = std::thread([this] { Restore(); });
-}
-
-void SessionKeeper::PublishLocked(ConnectionState state) {
-  if (last_state_ == state) return;
-  last_state_ = state;
-  QueueEventLocked(state);
-}
-
-void SessionKeeper::QueueEventLocked(Event event) {
-  events_.push_back(std::move(event));
-  if (draining_ || stopping_) return;
-  draining_ = true;
-  if (!executor_([this] { Drain(); })) {
-    draining_ = false;
-    std::fprintf(stderr,
-                 "registry: a connection event was not delivered: the repository is closing\n");
-  }
 }
 
 absl::Duration SessionKeeper::CreateBackoffLocked(int failures) {
@@ -305,12 +296,6 @@ void SessionKeeper::Run() {
       mu_.Lock();
     }
   }
-}
-
-void SessionKeeper::Drain() {
-  absl::MutexLock lock(&mu_);
-  DeliverEventsLocked();
-  draining_ = false;  // events queued from now on schedule a new drain
 }
 
 void SessionKeeper::RenewLocked() {
@@ -404,32 +389,6 @@ void SessionKeeper::RecreateLocked() {
   }
   AdoptSessionLocked(*std::move(id));
 }
-
-void SessionKeeper::DeliverEventsLocked() {
-  while (!events_.empty() && !stopping_) {
-    Event event = std::move(events_.front());
-    events_.pop_front();
-    mu_.Unlock();
-    if (const auto* state = std::get_if<ConnectionState>(&event)) {
-      listeners_.Notify(*state);
-    } else {
-      observers_.Notify(std::get<InstanceSession::Event>(event));
-    }
-    mu_.Lock();
-  }
-}
-
-int SessionKeeper::AddConnectionListener(Repository::ConnectionListener listener) {
-  return listeners_.Add(std::move(listener));
-}
-
-void SessionKeeper::RemoveConnectionListener(int id) { listeners_.Remove(id); }
-
-int SessionKeeper::AddSessionObserver(Observer observer) {
-  return observers_.Add(std::move(observer));
-}
-
-void SessionKeeper::RemoveSessionObserver(int id) { observers_.Remove(id); }
 
 bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {
   absl::MutexLock lock(&mu_);

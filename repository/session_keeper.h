@@ -32,6 +32,7 @@
 #ifndef REPOSITORY_SESSION_KEEPER_H_
 #define REPOSITORY_SESSION_KEEPER_H_
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -108,6 +109,15 @@ class SessionKeeper {
 
   int AddConnectionListener(Repository::ConnectionListener listener);
   void RemoveConnectionListener(int id);
+
+  // What a call or a watch exchange said of the store (consul::Client's reachability listener),
+  // so that an instance without a session hears of outages too. Without a session the
+  // connection state follows the reports: CONNECTED at the first answer, SUSPENDED when Consul
+  // cannot be reached, RECONNECTED when it answers again. With one, an unreachable store makes a
+  // live session SUSPENDED at once and has it checked now; the check decides what follows
+  // (RECONNECTED, or LOST), since ephemeral keys and locks live and die with the session. Cheap
+  // when the report repeats the last one.
+  void ReportReachable(bool reachable);
 
   // Stops the thread (cancelling in-flight requests), then destroys the session so that its
   // keys vanish at once. Later calls fail with FailedPrecondition. Idempotent.
@@ -216,6 +226,9 @@ class SessionKeeper {
   std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;  // a Drain() task is scheduled or running
   std::optional<ConnectionState> last_state_ ABSL_GUARDED_BY(mu_);
+  // The last ReportReachable(): -1 none yet, 0 unreachable, 1 reachable. Read and swapped
+  // without mu_ so that a repeated report costs no lock.
+  std::atomic<int> reachability_{-1};
   // Called by Drain() only, observers (locks) first; thread-safe on their own.
   ListenerRegistry<ConnectionState> listeners_{"connection listener"};
   ListenerRegistry<InstanceSession::Event> observers_{"session observer"};

@@ -49,6 +49,7 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
     return;
   }
   absl::StatusOr<consul::QueryMeta> meta = UsableAnswer(request, response);
+  client_->ReportOutcome(meta.status());  // the repository's connection state hears watches too
   if (!meta.ok()) {
     Fail(query, meta.status(), request.server, now);
     return;

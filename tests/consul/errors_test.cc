@@ -108,5 +108,21 @@ TEST(HttpStatusOfTest, IsEmptyForStatusesWithoutAnHttpAnswer) {
   EXPECT_EQ(HttpStatusOf(absl::UnavailableError("refused")), std::nullopt);
 }
 
+TEST(ReachabilityOfTest, AnAnswerEvenAnErrorMeansReachableAndOnlyUnavailableMeansNot) {
+  EXPECT_THAT(ReachabilityOf(absl::OkStatus()), Optional(true));
+  EXPECT_THAT(ReachabilityOf(ErrorFromResponse(PutA(), Response(403, "Permission denied"))),
+              Optional(true));
+  EXPECT_THAT(ReachabilityOf(ErrorFromResponse(PutA(), Response(404, ""))), Optional(true));
+  EXPECT_THAT(ReachabilityOf(ErrorFromResponse(
+                  PutA(), Response(500, "rpc error making call: No cluster leader"))),
+              Optional(false));
+  EXPECT_THAT(ReachabilityOf(absl::UnavailableError("connection refused")), Optional(false));
+  // Says nothing of the store: the caller gave up, or one 5xx that may be a leader's one-off.
+  EXPECT_EQ(ReachabilityOf(absl::CancelledError("closed")), std::nullopt);
+  EXPECT_EQ(ReachabilityOf(absl::DeadlineExceededError("caller's deadline")), std::nullopt);
+  EXPECT_EQ(ReachabilityOf(ErrorFromResponse(PutA(), Response(500, "raft apply timed out"))),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace registry::consul
