@@ -29,8 +29,9 @@ inline constexpr char kPluginPathEnv[] = "REGISTRY_PLUGIN_PATH";
 // non-empty and made of letters, digits, '_' and '-' (so it can never name a path).
 absl::StatusOr<std::string> PluginFileNameForType(absl::string_view type);
 
-// Returns the default search path: "<directory of the running executable>/../lib", then every
-// non-empty entry of $REGISTRY_PLUGIN_PATH in order.
+// Returns the default search path: "<directory of the running executable>/../lib", then (when
+// the build installs libraries elsewhere, e.g. lib/x86_64-linux-gnu) "<that directory>/../<the
+// install library directory>", then every non-empty entry of $REGISTRY_PLUGIN_PATH in order.
 std::vector<std::string> DefaultPluginSearchPath();
 
 // Loads the plugin file at `path` and negotiates `host_abi_version` (a host passes its header's
