@@ -21,8 +21,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // Far above the time a certificate failure may take: a retried one would take all of it.
-constexpr absl::Duration kRequestTimeout = absl::Seconds(20);
-constexpr absl::Duration kPrompt = absl::Seconds(5);
+constexpr absl::Duration kRequestTimeout = absl::Seconds(60);
+constexpr absl::Duration kPrompt = absl::Seconds(30);  // wide: a loaded (sanitizer) build
 
 std::unique_ptr<integration::ConsulAgent> StartAgent(const std::string& server_names) {
   absl::StatusOr<std::unique_ptr<integration::ConsulAgent>> agent =
