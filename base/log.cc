@@ -117,7 +117,9 @@ class Logger {
 
   void Enqueue(LogRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (Rank(record.level) > Rank(sink_level_)) return;
-    if (queue_.size() >= kLogQueueCapacity) {
+    // After drops the notice goes first, and needs its own place.
+    const size_t needed = dropped_ > 0 ? 2 : 1;
+    if (queue_.size() + needed > kLogQueueCapacity) {
       ++dropped_;
       return;
     }

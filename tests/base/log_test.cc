@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -172,6 +173,51 @@ TEST_F(LogTest, ASinkThatFallsBehindLosesNewerRecordsAndIsToldHowMany) {
   EXPECT_THAT(notice, HasSubstr("log record(s) dropped"));
   const int dropped = std::stoi(notice);
   EXPECT_EQ(static_cast<int>(messages.size()) - 2 + dropped, total);
+}
+
+TEST_F(LogTest, TheDropNoticeNeverTakesTheQueuePastItsCapacity) {
+  absl::Mutex mu;
+  int entered = 0;  // sink calls begun
+  int allowed = 0;  // sink calls that may return
+  Collected collected;
+  LogSink collect = collected.Sink();
+  SetLogSink(
+      [&](const LogRecord& record) {
+        absl::MutexLock lock(&mu);
+        const int mine = entered++;
+        auto may_return = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return mine < allowed; };
+        mu.Await(absl::Condition(&may_return));
+        collect(record);
+      },
+      LogLevel::kWarn);
+  auto await_entered = [&](int count) {
+    absl::MutexLock lock(&mu);
+    auto reached = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return entered >= count; };
+    mu.Await(absl::Condition(&reached));
+  };
+  Log(LogLevel::kWarn, "t", "held");  // taken off the queue, held in the sink
+  await_entered(1);
+  for (size_t i = 0; i < kLogQueueCapacity + 5; ++i) Log(LogLevel::kWarn, "t", i);  // 5 dropped
+  {
+    absl::MutexLock lock(&mu);
+    allowed = 1;  // one place frees: too few for the notice and a record
+  }
+  await_entered(2);
+  Log(LogLevel::kWarn, "t", "one too many");
+  {
+    absl::MutexLock lock(&mu);
+    allowed = 1 << 30;
+  }
+  SetLogSink(collect, LogLevel::kWarn);  // returns once the queue has drained
+  Log(LogLevel::kWarn, "t", "after");
+  SetLogSink(nullptr, LogLevel::kWarn);
+
+  const std::vector<std::string> messages = collected.Messages();
+  ASSERT_EQ(messages.size(), 1 + kLogQueueCapacity + 2) << "held, a full queue, notice, after";
+  EXPECT_EQ(messages[kLogQueueCapacity + 1],
+            absl::StrCat(6, " log record(s) dropped: the log sink fell ", kLogQueueCapacity,
+                         " records behind"));
+  EXPECT_EQ(messages.back(), "after");
 }
 
 TEST_F(LogTest, AStderrLineHasAnIsoTimeTheLevelTheComponentAndTheMessage) {
