@@ -9,6 +9,18 @@
 #include "absl/strings/str_cat.h"
 
 namespace registry::plugin {
+namespace {
+
+// Unimplemented: the plugin at `path` negotiated `abi_version`, below the minor that added `what`.
+absl::Status MissingEntries(absl::string_view path, uint32_t abi_version, const char* what,
+                            uint32_t minor) {
+  return absl::UnimplementedError(
+      absl::StrCat("registry plugin ", path, " has no ", what, ": it negotiated ABI ",
+                   REGISTRY_PLUGIN_ABI_MAJOR(abi_version), ".",
+                   REGISTRY_PLUGIN_ABI_MINOR(abi_version), ", ", what, " need 1.", minor));
+}
+
+}  // namespace
 
 PluginLibrary::~PluginLibrary() {
   if (log_sink_ != nullptr) SetLogSink(nullptr, LogLevel::kWarn).IgnoreError();
@@ -18,11 +30,7 @@ PluginLibrary::~PluginLibrary() {
 absl::Status PluginLibrary::SetLogSink(LogSink sink, LogLevel min_level) {
   if (REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) < REGISTRY_PLUGIN_ABI_MINOR_LOG ||
       !REGISTRY_PLUGIN_API_HAS(&api_, set_log_sink) || api_.set_log_sink == nullptr) {
-    return absl::UnimplementedError(
-        absl::StrCat("registry plugin ", path_, " has no log sink: it negotiated ABI ",
-                     REGISTRY_PLUGIN_ABI_MAJOR(api_.abi_version), ".",
-                     REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version), ", a log sink needs 1.",
-                     REGISTRY_PLUGIN_ABI_MINOR_LOG));
+    return MissingEntries(path_, api_.abi_version, "log sinks", REGISTRY_PLUGIN_ABI_MINOR_LOG);
   }
   auto next = sink ? std::make_unique<LogSink>(std::move(sink)) : nullptr;
   absl::MutexLock lock(&log_mu_);
@@ -356,10 +364,7 @@ void PluginRepository::WatchTrampoline(const RegistryDataEvent* event, void* use
 }
 
 absl::Status PluginRepository::Missing(const char* what, uint32_t minor) const {
-  return absl::UnimplementedError(
-      absl::StrCat("registry plugin ", library_->path(), " has no ", what, ": it negotiated ABI ",
-                   REGISTRY_PLUGIN_ABI_MAJOR(api_.abi_version), ".",
-                   REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version), ", ", what, " need 1.", minor));
+  return MissingEntries(library_->path(), api_.abi_version, what, minor);
 }
 
 }  // namespace registry::plugin
