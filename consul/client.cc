@@ -14,6 +14,7 @@
 #include "base/status_text.h"
 #include "consul/curl_transport.h"
 #include "consul/errors.h"
+#include "consul/exchange_metrics.h"
 #include "consul/status.h"
 #include "consul/tls_errors.h"
 
@@ -114,7 +115,9 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
     }
     // Rounded up: the transport counts whole milliseconds, and must not give up before it.
     request.timeout = std::min(timeout, absl::Ceil(left, absl::Milliseconds(1)));
+    const absl::Time sent_at = MonotonicNow();
     last = transport_->Execute(request, canceller);
+    RecordExchange(request, last, MonotonicNow() - sent_at);
     only_certificate_errors = only_certificate_errors && IsCertificateError(last.status());
     if (last.ok()) {
       const LeaderFailure failure = LeaderFailureOf(*last);

@@ -15,6 +15,9 @@
 namespace registry::lock {
 namespace {
 
+using metrics::PluginMetrics;
+using metrics::SeriesOf;
+
 // Ends a LockCore call when it goes out of scope.
 class CallScope {
  public:
@@ -27,16 +30,46 @@ class CallScope {
   LockCore& core_;
 };
 
+// One acquisition that is not a re-entry, in the lock metrics: a waiter while it lives, its wait
+// observed when it ends.
+class WaitScope {
+ public:
+  explicit WaitScope(metrics::LockKind kind) : kind_(kind), started_(MonotonicNow()) {
+    SeriesOf(&PluginMetrics::lock_waiters, kind_).Add(1);
+  }
+  ~WaitScope() {
+    SeriesOf(&PluginMetrics::lock_waiters, kind_).Add(-1);
+    SeriesOf(&PluginMetrics::lock_wait_duration, kind_).Observe(MonotonicNow() - started_);
+  }
+  WaitScope(const WaitScope&) = delete;
+  WaitScope& operator=(const WaitScope&) = delete;
+
+  // Counts a timed attempt that gave up; returns false, Acquire's answer then.
+  bool TimedOut() {
+    SeriesOf(&PluginMetrics::lock_timeouts, kind_).Increment();
+    return false;
+  }
+  void Acquired() {
+    SeriesOf(&PluginMetrics::lock_acquisitions, kind_).Increment();
+    SeriesOf(&PluginMetrics::locks_held, kind_).Add(1);
+  }
+
+ private:
+  const metrics::LockKind kind_;
+  const absl::Time started_;
+};
+
 }  // namespace
 
 DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string name,
                                  absl::string_view noun, int capacity,
-                                 std::unique_ptr<RemoteLock> remote)
+                                 std::unique_ptr<RemoteLock> remote, metrics::LockKind kind)
     : core_(std::move(core)),
       name_(std::move(name)),
       noun_(noun),
       what_(absl::StrCat(noun, " '", name_, "'")),
       capacity_(capacity),
+      kind_(kind),
       remote_(std::move(remote)) {}
 
 DistributedLock::~DistributedLock() = default;
@@ -100,6 +133,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   }
   if (!core_->BeginCall()) return Prefixed(op, core_->closed_status());
   CallScope call(*core_);
+  WaitScope wait(kind_);
 
   // Tier 1: wait for this thread's turn (FIFO by ticket) and for a free slot.
   {
@@ -125,7 +159,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     }
     waiting_.erase(turn.ticket);
     if (!closed_.ok()) return Prefixed(op, closed_);
-    if (!my_turn) return false;
+    if (!my_turn) return wait.TimedOut();
     holds_[me] = Hold();  // the slot, count 0 while acquiring
   }
 
@@ -141,7 +175,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
       if (!pending.empty()) ReleaseInBackground(std::move(pending));
       if (!remote.ok()) return remote.status();
       if (!closed_.ok()) return Prefixed(op, closed_);  // its session goes with the repository
-      return false;
+      return wait.TimedOut();
     }
     Hold& hold = holds_[me];
     hold.count = 1;
@@ -149,6 +183,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     hold.id = id;
     latest_hold_ = id;
     latest_lost_ = absl::OkStatus();
+    wait.Acquired();
   }
   const std::string& session = (*remote)->session;
   WatchHeldKey(id, **remote);
@@ -204,6 +239,7 @@ absl::Status DistributedLock::Unlock() {
     if (--held->count > 0) return absl::OkStatus();
     remote = held->remote;
     lost = !held->lost.ok();
+    if (!lost) SeriesOf(&PluginMetrics::locks_held, kind_).Add(-1);
     key_watch = std::exchange(held->key_watch, 0);
   }
   core_->StopWatching(key_watch);
@@ -259,6 +295,8 @@ void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
     Hold* held = HoldWithId(hold_id);
     if (held == nullptr || !held->lost.ok()) return;
     held->lost = reason;
+    SeriesOf(&PluginMetrics::locks_held, kind_).Add(-1);
+    SeriesOf(&PluginMetrics::lock_losses, kind_).Increment();
     if (latest_hold_ == hold_id) latest_lost_ = reason;
   }
   std::weak_ptr<DistributedLock> weak = weak_from_this();

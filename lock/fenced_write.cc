@@ -71,6 +71,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
           absl::StrCat(what, ": the ", noun_, " is not held by this thread; nothing written"));
     }
     if (!current->lost.ok()) {
+      metrics::SeriesOf(&metrics::PluginMetrics::lock_fenced_writes_refused, kind_).Increment();
       return absl::AbortedError(absl::StrCat(what, ": the ", noun_, " was lost (",
                                              current->lost.message(), "); nothing written"));
     }
@@ -91,6 +92,7 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
   if (result->committed) return absl::OkStatus();
   for (const consul::TxnError& error : result->errors) {
     if (error.op_index != 0) continue;
+    metrics::SeriesOf(&metrics::PluginMetrics::lock_fenced_writes_refused, kind_).Increment();
     MarkLost(hold, absl::AbortedError(absl::StrCat(
                        "lock key '", held.key, "' is no longer held by session ", held.session)));
     return absl::AbortedError(absl::StrCat(

@@ -171,6 +171,22 @@ const char* Getter(LockKind kind) {
   }
   return "GetLock";
 }
+metrics::LockKind MetricsKind(LockKind kind) {
+  switch (kind) {
+    case LockKind::kMutex:
+      return metrics::LockKind::kMutex;
+    case LockKind::kFair:
+      return metrics::LockKind::kFair;
+    case LockKind::kSemaphore:
+      return metrics::LockKind::kSemaphore;
+    case LockKind::kRead:
+      return metrics::LockKind::kRead;
+    case LockKind::kWrite:
+      return metrics::LockKind::kWrite;
+  }
+  return metrics::LockKind::kMutex;
+}
+
 const char* Noun(LockKind kind) {
   switch (kind) {
     case LockKind::kSemaphore:
@@ -192,8 +208,9 @@ std::shared_ptr<DistributedLock> LockCore::NewLock(LockKind kind, const std::str
   const int capacity = kind == LockKind::kSemaphore
                            ? limit
                            : (kind == LockKind::kRead ? std::numeric_limits<int>::max() : 1);
-  return std::shared_ptr<DistributedLock>(new DistributedLock(
-      shared_from_this(), canonical, Noun(kind), capacity, NewRemote(kind, canonical, limit)));
+  return std::shared_ptr<DistributedLock>(
+      new DistributedLock(shared_from_this(), canonical, Noun(kind), capacity,
+                          NewRemote(kind, canonical, limit), MetricsKind(kind)));
 }
 
 absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name,

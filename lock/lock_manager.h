@@ -59,6 +59,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/listener_registry.h"
+#include "base/plugin_metrics.h"
 #include "consul/txn.h"
 #include "lock/remote_lock.h"
 #include "registry/repository.h"
@@ -158,9 +159,9 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   friend absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key);
 
   // A lock (`noun` "lock") or semaphore whose tier 2 is `remote` (made on `core`), which up to
-  // `capacity` threads may hold at once.
+  // `capacity` threads may hold at once; `kind` labels its metrics.
   DistributedLock(std::shared_ptr<LockCore> core, std::string name, absl::string_view noun,
-                  int capacity, std::unique_ptr<RemoteLock> remote);
+                  int capacity, std::unique_ptr<RemoteLock> remote, metrics::LockKind kind);
 
   // Lock/TryLock with `deadline` (InfiniteFuture: no deadline). Requests are cut at
   // `request_deadline` (`deadline`, or InfiniteFuture for Lock and the single attempt of a
@@ -212,6 +213,7 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   const std::string noun_;  // "lock", "semaphore": for errors
   const std::string what_;  // "lock 'a/b'", "semaphore 'a/b'"
   const int capacity_;      // how many threads may hold it at once
+  const metrics::LockKind kind_;
   // The other side of a read/write lock (null for other locks): a thread holding one side may
   // not take the other. Set before the lock is handed out, never changed.
   std::weak_ptr<DistributedLock> other_side_;

@@ -44,10 +44,19 @@ absl::StatusOr<absl::string_view> ValueView(const char* key, const char* value, 
   return absl::string_view(value == nullptr ? "" : value, value_len);
 }
 
+char* CopyBytes(absl::string_view bytes) {
+  char* copy = static_cast<char*>(std::malloc(bytes.size() + 1));
+  if (copy == nullptr) throw std::bad_alloc();
+  if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
+  copy[bytes.size()] = '\0';
+  return copy;
+}
+
 }  // namespace internal
 
 namespace {
 
+using internal::CopyBytes;
 using internal::Guarded;
 using internal::NullArgument;
 using internal::SetError;
@@ -79,14 +88,6 @@ absl::StatusOr<PropList> CopyProps(const char* const* keys, const char* const* v
     props.emplace_back(keys[i], values[i]);
   }
   return props;
-}
-
-char* CopyBytes(absl::string_view bytes) {
-  char* copy = static_cast<char*>(std::malloc(bytes.size() + 1));
-  if (copy == nullptr) throw std::bad_alloc();
-  if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
-  copy[bytes.size()] = '\0';
-  return copy;
 }
 
 absl::Status Publish(const PluginDescriptor& descriptor,

@@ -59,7 +59,9 @@ constexpr bool MinorIncludes(uint32_t minor, uint32_t entry_minor) { return mino
   X(REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK, get_fair_lock, &GetFairLock)                      \
   X(REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE, get_semaphore, &GetSemaphore)                      \
   X(REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK, get_read_write_lock, &GetReadWriteLock)  \
-  X(REGISTRY_PLUGIN_ABI_MINOR_LOG, set_log_sink, &SetLogSink)
+  X(REGISTRY_PLUGIN_ABI_MINOR_LOG, set_log_sink, &SetLogSink)                              \
+  X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, metrics_text, &MetricsText)                          \
+  X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, visit_metrics, &VisitMetrics)
 // clang-format on
 
 #endif  // REGISTRY_PLUGIN_ABI_ENTRIES_H_

@@ -1,8 +1,9 @@
 // plugin/abi_internal.h
 //
-// Shared by the files of the plugin-side adapter (abi_adapter.cc, abi_watch.cc, abi_lock.cc):
-// the definition of the opaque repository handle, the exception barrier, and the table entries
-// each file implements. Internal to plugin/: nothing outside the adapter includes it.
+// Shared by the files of the plugin-side adapter (abi_adapter.cc, abi_watch.cc, abi_lock.cc,
+// abi_log.cc, abi_metrics.cc): the definition of the opaque repository handle, the exception
+// barrier, and the table entries each file implements. Internal to plugin/: nothing outside the
+// adapter includes it.
 //
 // Thread safety: as registry_plugin.h states for the table.
 #ifndef REGISTRY_PLUGIN_ABI_INTERNAL_H_
@@ -33,6 +34,10 @@ namespace registry::plugin::internal {
 // Stores `code` and the concatenation of `a` and `b` in `error` using malloc only, so it is safe
 // inside catch handlers where a second exception would terminate the process. Returns `code`.
 int SetError(RegistryError* error, int code, const char* a, const char* b = "") noexcept;
+
+// A malloc'd copy of `bytes` with a NUL after them (released with free, as release_value does).
+// Throws std::bad_alloc, which Guarded() turns into a code.
+char* CopyBytes(absl::string_view bytes);
 
 // Runs `body` (returning absl::Status) and turns whatever happens into a C return code.
 template <typename Body>
@@ -85,6 +90,9 @@ int DeleteIfHeld(RegistryLock* lock, const char* key, RegistryError* error) noex
 
 int SetLogSink(RegistryLogCallback sink, void* user_data, int32_t min_level,
                RegistryError* error) noexcept;
+
+int MetricsText(char** text, size_t* text_len, RegistryError* error) noexcept;
+int VisitMetrics(RegistryMetricCallback visit, void* user_data, RegistryError* error) noexcept;
 
 }  // namespace registry::plugin::internal
 

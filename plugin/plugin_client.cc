@@ -8,6 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 
+// True when the negotiated table `api` has `member`, added in minor `minor`, and it is set.
+#define REGISTRY_ENTRY_USABLE(api, minor, member)             \
+  (REGISTRY_PLUGIN_ABI_MINOR((api).abi_version) >= (minor) && \
+   REGISTRY_PLUGIN_API_HAS(&(api), member) && (api).member != nullptr)
+
 namespace registry::plugin {
 namespace {
 
@@ -28,8 +33,7 @@ PluginLibrary::~PluginLibrary() {
 }
 
 absl::Status PluginLibrary::SetLogSink(LogSink sink, LogLevel min_level) {
-  if (REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) < REGISTRY_PLUGIN_ABI_MINOR_LOG ||
-      !REGISTRY_PLUGIN_API_HAS(&api_, set_log_sink) || api_.set_log_sink == nullptr) {
+  if (!REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_LOG, set_log_sink)) {
     return MissingEntries(path_, api_.abi_version, "log sinks", REGISTRY_PLUGIN_ABI_MINOR_LOG);
   }
   auto next = sink ? std::make_unique<LogSink>(std::move(sink)) : nullptr;
@@ -41,6 +45,49 @@ absl::Status PluginLibrary::SetLogSink(LogSink sink, LogLevel min_level) {
   // On success the old sink will never be called again; on failure it is still installed.
   if (status.ok()) log_sink_ = std::move(next);
   return status;
+}
+
+absl::StatusOr<std::string> PluginLibrary::MetricsText() const {
+  if (!REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_METRICS, metrics_text)) {
+    return MissingEntries(path_, api_.abi_version, "metrics", REGISTRY_PLUGIN_ABI_MINOR_METRICS);
+  }
+  char* text = nullptr;
+  size_t text_len = 0;
+  RegistryError error{};
+  absl::Status status = TakeStatus(api_, api_.metrics_text(&text, &text_len, &error), &error);
+  if (!status.ok()) return status;
+  std::string copy(text, text_len);
+  api_.release_value(text);
+  return copy;
+}
+
+absl::StatusOr<std::vector<MetricSample>> PluginLibrary::Metrics() const {
+  if (!REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_METRICS, visit_metrics)) {
+    return MissingEntries(path_, api_.abi_version, "metrics", REGISTRY_PLUGIN_ABI_MINOR_METRICS);
+  }
+  std::vector<MetricSample> samples;
+  RegistryError error{};
+  const int code = api_.visit_metrics(&CollectSample, &samples, &error);
+  absl::Status status = TakeStatus(api_, code, &error);
+  if (!status.ok()) return status;
+  return samples;
+}
+
+void PluginLibrary::CollectSample(const RegistryMetricSample* sample, void* user_data) noexcept {
+  try {
+    MetricSample copy;
+    copy.family = sample->family;
+    copy.help = sample->help;
+    copy.type = sample->type;
+    copy.name = sample->name;
+    for (size_t i = 0; i < sample->label_count; ++i) {
+      copy.labels.emplace_back(sample->label_names[i], sample->label_values[i]);
+    }
+    copy.value = sample->value;
+    static_cast<std::vector<MetricSample>*>(user_data)->push_back(std::move(copy));
+  } catch (...) {
+    // An exception must not cross the C boundary; the sample is lost.
+  }
 }
 
 void PluginLibrary::LogTrampoline(int32_t level, int64_t unix_time_ms, const char* component,
@@ -309,32 +356,28 @@ absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::LockHandle(
 }
 
 bool PluginRepository::SupportsWatches() const {
-  return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_WATCH &&
-         REGISTRY_PLUGIN_API_HAS(&api_, remove_data_listener) &&
-         api_.add_data_listener != nullptr && api_.remove_data_listener != nullptr;
+  return REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_WATCH, add_data_listener) &&
+         REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_WATCH, remove_data_listener);
 }
 
 bool PluginRepository::SupportsLocks() const {
-  return REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_LOCK &&
-         REGISTRY_PLUGIN_API_HAS(&api_, delete_if_held) && api_.get_lock != nullptr;
+  return REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_LOCK, get_lock) &&
+         REGISTRY_PLUGIN_API_HAS(&api_, delete_if_held);
 }
 
 bool PluginRepository::SupportsFairLocks() const {
   return SupportsLocks() &&
-         REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK &&
-         REGISTRY_PLUGIN_API_HAS(&api_, get_fair_lock) && api_.get_fair_lock != nullptr;
+         REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_FAIR_LOCK, get_fair_lock);
 }
 
 bool PluginRepository::SupportsSemaphores() const {
   return SupportsLocks() &&
-         REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE &&
-         REGISTRY_PLUGIN_API_HAS(&api_, get_semaphore) && api_.get_semaphore != nullptr;
+         REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE, get_semaphore);
 }
 
 bool PluginRepository::SupportsReadWriteLocks() const {
-  return SupportsLocks() &&
-         REGISTRY_PLUGIN_ABI_MINOR(api_.abi_version) >= REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK &&
-         REGISTRY_PLUGIN_API_HAS(&api_, get_read_write_lock) && api_.get_read_write_lock != nullptr;
+  return SupportsLocks() && REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK,
+                                                  get_read_write_lock);
 }
 
 absl::Status PluginRepository::Close() {

@@ -49,6 +49,16 @@ using PropList = std::vector<std::pair<std::string, std::string>>;
 
 class PluginRepository;
 
+// One sample of the plugin's metrics (RegistryMetricSample, copied).
+struct MetricSample {
+  std::string family;  // e.g. "registry_consul_requests_total"
+  std::string help;
+  int32_t type = REGISTRY_METRIC_COUNTER;  // a RegistryMetricType
+  std::string name;                        // the family's, or with _bucket, _sum, _count
+  std::vector<std::pair<std::string, std::string>> labels;
+  double value = 0;
+};
+
 class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
  public:
   // Takes ownership of `dl_handle` (dlclose'd on destruction; nullptr for a plugin linked into
@@ -83,6 +93,12 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   // last removes it. Unimplemented below ABI 1.6.
   absl::Status SetLogSink(LogSink sink, LogLevel min_level);
 
+  // The plugin's metrics (every repository's in the process) in Prometheus' text exposition
+  // format. Unimplemented below ABI 1.7.
+  absl::StatusOr<std::string> MetricsText() const;
+  // The same samples, read now, in the same order. Unimplemented below ABI 1.7.
+  absl::StatusOr<std::vector<MetricSample>> Metrics() const;
+
  private:
   // Converts `props` into the parallel C arrays the table takes; valid while `props` lives.
   struct CArrays {
@@ -99,6 +115,7 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   absl::StatusOr<std::unique_ptr<PluginRepository>> Wrap(int code, RegistryError* error,
                                                          RegistryRepository* handle);
 
+  static void CollectSample(const RegistryMetricSample* sample, void* user_data) noexcept;
   static void LogTrampoline(int32_t level, int64_t unix_time_ms, const char* component,
                             const char* message, void* user_data) noexcept;
 

@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.6). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.7). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -45,6 +45,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plugin/registry_plugin_types.h" /* codes, errors, events, callbacks, samples */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -63,7 +65,7 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 6
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 7
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
 
@@ -74,6 +76,7 @@ extern "C" {
 #define REGISTRY_PLUGIN_ABI_MINOR_SEMAPHORE 4       /* get_semaphore */
 #define REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK 5 /* get_read_write_lock */
 #define REGISTRY_PLUGIN_ABI_MINOR_LOG 6             /* set_log_sink */
+#define REGISTRY_PLUGIN_ABI_MINOR_METRICS 7         /* metrics_text, visit_metrics */
 
 /* The largest `limit` get_semaphore accepts: a semaphore's record in the store names every
  * holder, and must stay well below the store's value size limit. */
@@ -81,117 +84,6 @@ extern "C" {
 
 /* The name a host passes to dlsym(). */
 #define REGISTRY_PLUGIN_INIT_SYMBOL "RegistryPluginInit"
-
-/* Status codes: the values of absl::StatusCode. */
-enum RegistryStatusCode {
-  REGISTRY_OK = 0,
-  REGISTRY_CANCELLED = 1,
-  REGISTRY_UNKNOWN = 2,
-  REGISTRY_INVALID_ARGUMENT = 3,
-  REGISTRY_DEADLINE_EXCEEDED = 4,
-  REGISTRY_NOT_FOUND = 5,
-  REGISTRY_ALREADY_EXISTS = 6,
-  REGISTRY_PERMISSION_DENIED = 7,
-  REGISTRY_RESOURCE_EXHAUSTED = 8,
-  REGISTRY_FAILED_PRECONDITION = 9,
-  REGISTRY_ABORTED = 10,
-  REGISTRY_OUT_OF_RANGE = 11,
-  REGISTRY_UNIMPLEMENTED = 12,
-  REGISTRY_INTERNAL = 13,
-  REGISTRY_UNAVAILABLE = 14,
-  REGISTRY_DATA_LOSS = 15,
-  REGISTRY_UNAUTHENTICATED = 16
-};
-
-/* Connection states reported to connection listeners (registry::ConnectionState). */
-enum RegistryConnectionState {
-  REGISTRY_CONNECTION_CONNECTED = 0,  /* first session established */
-  REGISTRY_CONNECTION_SUSPENDED = 1,  /* the store stopped answering; ephemerals may live */
-  REGISTRY_CONNECTION_LOST = 2,       /* the session is gone, with its ephemeral keys */
-  REGISTRY_CONNECTION_RECONNECTED = 3 /* new session; every ephemeral key persisted again */
-};
-
-/* A failed call's details. The host zero-initializes it before passing it; after a failure
- * `message` is a NUL-terminated malloc'd string owned by the plugin until the host calls
- * api->release_error, which frees it and zeroes the struct (releasing a zeroed error is a
- * no-op). A plugin never overwrites a filled error: the host releases it before reuse. */
-struct RegistryError {
-  int32_t code;  /* the code the function returned */
-  char* message; /* names the key, prop or value at fault */
-};
-
-/* An open repository: the C face of registry::Repository. Opaque to the host. */
-struct RegistryRepository;
-
-/* Called from a plugin background thread, one call at a time per repository, with a
- * RegistryConnectionState. It must return promptly, must not throw or longjmp, and must not call
- * remove_connection_listener, close or destroy on the same repository. The thread never renews
- * the session, so the callback may call any other table function, even one that waits for a new
- * session during LOST (persist_ephemeral, lock). When LOST arrives, every lock held with the lost
- * session already reports lost. */
-typedef void (*RegistryConnectionCallback)(int32_t state, void* user_data);
-
-/* ---- 1.1: watches ---- */
-
-/* What happened to a watched key (registry::DataChangedEvent::Type). */
-enum RegistryDataEventType {
-  REGISTRY_DATA_ADDED = 0,   /* the key appeared; value: its value */
-  REGISTRY_DATA_UPDATED = 1, /* the key changed and is still present; value: the new value */
-  REGISTRY_DATA_DELETED = 2  /* the key is gone; value: the last value reported, if known */
-};
-
-/* One change, valid only for the duration of the callback that receives it. A later minor may
- * append fields: read only those that fit in struct_size. */
-struct RegistryDataEvent {
-  uint32_t struct_size; /* sizeof(struct RegistryDataEvent) of the plugin */
-  int32_t type;         /* a RegistryDataEventType */
-  const char* key;      /* NUL-terminated repository key, e.g. "/metadata/db" */
-  /* The value's bytes, followed by a NUL that value_len does not count. When value_known is
-   * false (a DELETED key whose last value the plugin does not know) value is NULL and value_len
-   * is 0; an empty value is value_known with value_len 0. */
-  const char* value;
-  size_t value_len;
-  bool value_known;
-  uint64_t flags; /* the entry's flags (the last known ones for DELETED) */
-};
-
-/* add_data_listener options, OR-ed together. */
-#define REGISTRY_WATCH_REPLAY_EXISTING 0x1u /* report every existing key as ADDED first */
-
-/* Receives the events of one watch. Calls for one watch never overlap, run on a plugin thread
- * (never one doing network I/O) and, for each key, follow the order in which the store applied
- * the changes; calls for different watches may run concurrently. A callback must not throw or
- * longjmp, should return promptly, and must not call destroy. It may call any other function
- * of the table, including remove_data_listener for its own watch (it is then not called again
- * once it returns) and close. Removing another watch waits for that watch's current call, so two
- * callbacks must never remove each other's watch at the same time. */
-typedef void (*RegistryDataCallback)(const struct RegistryDataEvent* event, void* user_data);
-
-/* ---- 1.6: logging ---- */
-
-/* Log levels, most severe first (set_log_sink). */
-enum RegistryLogLevel {
-  REGISTRY_LOG_ERROR = 0, /* failed, and the plugin cannot repair it by itself */
-  REGISTRY_LOG_WARN = 1,  /* failed, and the plugin is repairing it (a lost session, a re-list) */
-  REGISTRY_LOG_INFO = 2,  /* a state change (a session created, a watch recovered) */
-  REGISTRY_LOG_DEBUG = 3
-};
-
-/* One log record; `component` is e.g. "session", "watch", "lock", "repository". */
-typedef void (*RegistryLogCallback)(int32_t level, int64_t unix_time_ms, const char* component,
-                                    const char* message, void* user_data);
-
-/* ---- 1.2: locks ---- */
-
-/* A named distributed lock of one repository (registry::lock::DistributedLock). Opaque. */
-struct RegistryLock;
-
-/* Called once per lost hold (session lost, lock key deleted or taken, repository closed), from a
- * plugin thread, with the lock's canonical name, the reason's code (a RegistryStatusCode) and
- * message (both valid only during the call). Must return promptly, must not throw or longjmp,
- * and must not call lock, try_lock or release_lock on the same lock. */
-typedef void (*RegistryLockLostCallback)(const char* name, int32_t code, const char* message,
-                                         void* user_data);
 
 struct RegistryPluginApi {
   /* ---- Header: the same in every major version. ---- */
@@ -409,10 +301,24 @@ struct RegistryPluginApi {
   int (*set_log_sink)(RegistryLogCallback sink, void* user_data, int32_t min_level,
                       struct RegistryError* error);
 
+  /* ---- 1.7: metrics (REGISTRY_PLUGIN_ABI_MINOR_METRICS) ----
+   * The plugin's metrics (every repository's in the process, as for the log): requests by
+   * endpoint and outcome and their durations, sessions, watches, locks and connection states.
+   * Counters start at zero when the plugin is loaded; every family is listed from the start. */
+
+  /* Stores in *text a malloc'd snapshot in Prometheus' text exposition format (version 0.0.4:
+   * "# HELP" and "# TYPE" lines, then one sample per line; names start with "registry_consul_")
+   * of *text_len bytes plus a NUL (not counted), released with release_value. */
+  int (*metrics_text)(char** text, size_t* text_len, struct RegistryError* error);
+  /* Calls `visit` once per sample that metrics_text would list, in its order, with the values
+   * read now, so a host reads them without parsing text. Errors: REGISTRY_INVALID_ARGUMENT for a
+   * NULL visit. */
+  int (*visit_metrics)(RegistryMetricCallback visit, void* user_data, struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
-/* Every entry of minor 0 to 6 fits in a table of at least this many bytes. */
+/* Every entry of minor 0 to 7 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
 #define REGISTRY_PLUGIN_API_SIZE_1_1 \
@@ -427,6 +333,8 @@ struct RegistryPluginApi {
   (offsetof(struct RegistryPluginApi, get_read_write_lock) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_6 \
   (offsetof(struct RegistryPluginApi, set_log_sink) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_7 \
+  (offsetof(struct RegistryPluginApi, visit_metrics) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

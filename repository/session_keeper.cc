@@ -12,6 +12,7 @@
 #include "base/backoff.h"
 #include "base/log.h"
 #include "base/monotonic.h"
+#include "base/plugin_metrics.h"
 #include "base/status_macros.h"
 #include "consul/errors.h"
 #include "consul/session.h"
@@ -23,7 +24,10 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
     : client_(client),
       canceller_(canceller),
       options_(std::move(options)),
-      executor_(std::move(executor)) {}
+      executor_(std::move(executor)) {
+  absl::MutexLock lock(&mu_);
+  CountStateLocked(+1);  // connecting, until Stop()
+}
 
 SessionKeeper::~SessionKeeper() {
   Stop().IgnoreError();
@@ -60,6 +64,7 @@ absl::Status SessionKeeper::Stop() {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     stopping_ = true;
+    CountStateLocked(-1);
     if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
     restorer = std::move(restorer_);
   }
@@ -192,6 +197,7 @@ void SessionKeeper::AdoptSessionLocked(std::string id) {
   last_renewed_ = now;
   next_renew_ = now + options_.ttl / 2;
   create_failures_ = 0;
+  metrics::Metrics().session_creations.Get().Increment();
   Log(LogLevel::kInfo, "session", "instance session ", session_id_,
       first ? " created" : " created to replace a lost one; restoring ephemeral keys");
   if (first) {
@@ -305,7 +311,12 @@ void SessionKeeper::RenewLocked() {
   absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id);
   mu_.Lock();
   if (stopping_ || session_id_ != id) return;
-  if (renewed.ok() && renewed->has_value()) {
+  const bool ok = renewed.ok() && renewed->has_value();
+  metrics::Metrics()
+      .session_renewals
+      .At({metrics::Index(ok ? metrics::RenewalOutcome::kOk : metrics::RenewalOutcome::kFailed)})
+      .Increment();
+  if (ok) {
     last_renewed_ = sent;
     next_renew_ = sent + options_.ttl / 2;
     if (phase_ == Phase::kSuspended) {
@@ -351,6 +362,7 @@ void SessionKeeper::RenewLocked() {
 
 void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   std::string old = std::exchange(session_id_, "");
+  metrics::Metrics().session_losses.Get().Increment();
   Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
       maybe_alive ? "no renewal succeeded for a whole TTL" : "unknown to the server",
       "); creating a new one");

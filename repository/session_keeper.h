@@ -179,6 +179,9 @@ class SessionKeeper {
   absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id);
   void AdoptSessionLocked(std::string id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishLocked(ConnectionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds `delta` to registry_consul_connection_state for last_state_ (an open keeper counts
+  // once, in its current state, from construction until Stop()).
+  void CountStateLocked(int delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before the next session create after `failures` failed ones.
   absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

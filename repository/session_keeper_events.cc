@@ -3,16 +3,43 @@
 // SessionKeeper's connection states and the delivery of its events: the state machine's
 // published side (what listeners hear, from the session and from every call's reachability)
 // and the ordered tasks that call observers, then listeners, with no lock held.
+#include <optional>
 #include <utility>
 
 #include "base/log.h"
+#include "base/plugin_metrics.h"
 #include "repository/session_keeper.h"
 
 namespace registry {
 
+namespace {
+
+metrics::StateLabel StateLabelOf(const std::optional<ConnectionState>& state) {
+  if (!state.has_value()) return metrics::StateLabel::kConnecting;
+  switch (*state) {
+    case ConnectionState::kConnected:
+      return metrics::StateLabel::kConnected;
+    case ConnectionState::kSuspended:
+      return metrics::StateLabel::kSuspended;
+    case ConnectionState::kLost:
+      return metrics::StateLabel::kLost;
+    case ConnectionState::kReconnected:
+      return metrics::StateLabel::kReconnected;
+  }
+  return metrics::StateLabel::kConnecting;
+}
+
+}  // namespace
+
+void SessionKeeper::CountStateLocked(int delta) {
+  metrics::Metrics().connection_state.At({metrics::Index(StateLabelOf(last_state_))}).Add(delta);
+}
+
 void SessionKeeper::PublishLocked(ConnectionState state) {
   if (last_state_ == state) return;
+  if (!stopping_) CountStateLocked(-1);
   last_state_ = state;
+  if (!stopping_) CountStateLocked(+1);
   QueueEventLocked(state);
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/monotonic.h"
+#include "base/plugin_metrics.h"
 #include "base/status_macros.h"
 #include "consul/transport.h"
 #include "repository/session_keeper.h"
@@ -152,6 +153,7 @@ void SessionKeeper::RestorePassLocked() {
     }
     return;
   }
+  metrics::Metrics().session_restore_passes.Get().Increment();
   const absl::flat_hash_set<std::string> own_sessions(old_sessions_.begin(), old_sessions_.end());
   bool retry_later = false;
   bool stop = false;
@@ -232,6 +234,7 @@ void SessionKeeper::RecordRestore(const std::string& key, const std::string& ses
   switch (outcome) {
     case BindOutcome::kBound:
       if (it != ephemeral_.end()) it->second.bound_session = session;
+      metrics::Metrics().session_keys_restored.Get().Increment();
       return;
     case BindOutcome::kExists:
       Log(LogLevel::kWarn, "session", "ephemeral key '", key, "' now belongs to another instance");

@@ -19,6 +19,7 @@ packages=(
   clang-format              # format check
   clang-14 libclang-rt-14-dev clang # fuzz targets (libFuzzer, scripts/fuzz.sh)
   python3 python3-consul    # third-party client check against the dev server
+  python3-prometheus-client # the metrics test parses the exposition with its parser
   procps                    # ps/pkill used by integration scripts
   debian-archive-keyring dpkg # get-consul.sh: verify and unpack the consul package
   openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)

@@ -10,6 +10,7 @@
 #include "base/listener_registry.h"
 #include "base/log.h"
 #include "base/monotonic.h"
+#include "base/plugin_metrics.h"
 
 namespace registry::watch {
 
@@ -84,7 +85,10 @@ void Dispatcher::Enqueue(uint64_t id, std::vector<DataChangedEvent> events) {
     if (stopping_) return;
     auto it = slots_.find(id);
     if (it == slots_.end()) return;
-    for (DataChangedEvent& event : events) it->second->pending.emplace_back(std::move(event));
+    const absl::Time now = MonotonicNow();
+    for (DataChangedEvent& event : events) {
+      it->second->pending.emplace_back(QueuedEvent{std::move(event), now});
+    }
     wake = ScheduleLocked(it->second);
   }
   if (wake && wake_supervisor_) wake_supervisor_();
@@ -281,13 +285,19 @@ void Dispatcher::RunBatch(Slot* slot, std::vector<Work> batch) {
       });
       continue;
     }
-    const DataChangedEvent& event = std::get<DataChangedEvent>(work);
+    const QueuedEvent& queued = std::get<QueuedEvent>(work);
+    const DataChangedEvent& event = queued.event;
+    metrics::PluginMetrics& m = metrics::Metrics();
+    const absl::Time started = MonotonicNow();
+    m.watch_delivery_lag.Get().Observe(started - queued.queued_at);
     CallContainingExceptions([&] { slot->listener(event); },
                              [&] {
                                return absl::StrCat("watch ", slot->id, " listener on ",
                                                    DataChangedEventTypeName(event.type), " ",
                                                    event.key);
                              });
+    m.watch_callback_duration.Get().Observe(MonotonicNow() - started);
+    m.watch_events.Get().Increment();
   }
 }
 

@@ -110,7 +110,11 @@ class Dispatcher {
 
  private:
   // One entry of a queue: an event for the watch's listener, or a call (or posted task).
-  using Work = std::variant<DataChangedEvent, std::function<void()>>;
+  struct QueuedEvent {
+    DataChangedEvent event;
+    absl::Time queued_at;  // monotonic: when the answer that revealed it was handled
+  };
+  using Work = std::variant<QueuedEvent, std::function<void()>>;
 
   struct Slot {
     uint64_t id = 0;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
+#include "base/plugin_metrics.h"
 #include "base/status_text.h"
 #include "consul/query.h"
 
@@ -27,6 +28,12 @@ absl::Status Annotate(const absl::Status& status, absl::string_view consul_key) 
   return Prefixed(absl::StrCat("watch '", consul_key, "'"), status);
 }
 
+metrics::Gauge& ActiveWatches(bool key_watch) {
+  const metrics::WatchKind kind =
+      key_watch ? metrics::WatchKind::kKey : metrics::WatchKind::kPrefix;
+  return metrics::Metrics().watches_active.At({metrics::Index(kind)});
+}
+
 }  // namespace
 
 IoLoop::Query::Query(IoLoop* loop, WatchScope scope) : loop(loop), scope(std::move(scope)) {}
@@ -34,6 +41,7 @@ IoLoop::Query::Query(IoLoop* loop, WatchScope scope) : loop(loop), scope(std::mo
 IoLoop::Query::~Query() {
   exchange.reset();  // detaches from `easy` first
   if (easy != nullptr) curl_easy_cleanup(easy);
+  if (counted_active) ActiveWatches(observer != nullptr).Add(-1);
 }
 
 IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options)
@@ -142,6 +150,8 @@ absl::StatusOr<WatchId> IoLoop::Register(std::unique_ptr<Query> query, DataChang
     live_.insert(id);
     dispatcher_->Add(id, std::move(listener));
     dispatcher_->Enqueue(id, std::move(replay));
+    query->counted_active = true;
+    ActiveWatches(query->observer != nullptr).Add(1);
     adds_.push_back(std::move(query));
   }
   Wake();

@@ -108,6 +108,7 @@ class IoLoop {
     bool trust_new_connection = true;
     bool refused_new_connection = false;           // set by OpenSocket for the transfer in flight
     absl::Time retry_at = absl::InfiniteFuture();  // when a back-off ends (no query then)
+    bool counted_active = false;  // in registry_consul_watches_active (set by Register)
   };
 
   // CURLOPT_OPENSOCKETFUNCTION of every query (`data` is its Query).

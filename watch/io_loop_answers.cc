@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
 #include "base/log.h"
+#include "base/plugin_metrics.h"
+#include "consul/exchange_metrics.h"
 #include "consul/kv.h"
 #include "consul/query.h"
 #include "watch/io_loop.h"
@@ -48,6 +50,7 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
     StartQuery(query, now);
     return;
   }
+  consul::RecordExchange(request, response, now - query->sent_at);
   absl::StatusOr<consul::QueryMeta> meta = UsableAnswer(request, response);
   client_->ReportOutcome(meta.status());  // the repository's connection state hears watches too
   if (!meta.ok()) {
@@ -85,6 +88,7 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
     return;
   }
   if (reset) {
+    if (query->observer == nullptr) metrics::Metrics().watch_relists.Get().Increment();
     query->tracker.Reset();
     query->tracker.Observe(index);
   }

@@ -79,20 +79,40 @@ TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries
   EXPECT_EQ(api.get_lock, nullptr);
 }
 
-TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointSix) {
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointSeven) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
   const RegistryPluginApi& api = (*library)->api();
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 6));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_6);
-  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_6, sizeof(RegistryPluginApi));
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 7));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_7);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_7, sizeof(RegistryPluginApi));
   EXPECT_NE(api.add_data_listener, nullptr);
   EXPECT_NE(api.delete_if_held, nullptr);
   EXPECT_NE(api.get_fair_lock, nullptr);
   EXPECT_NE(api.get_semaphore, nullptr);
   EXPECT_NE(api.get_read_write_lock, nullptr);
   EXPECT_NE(api.set_log_sink, nullptr);
+  EXPECT_NE(api.metrics_text, nullptr);
+  EXPECT_NE(api.visit_metrics, nullptr);
+}
+
+TEST(AbiVersionTest, HostBuiltForOnePointSixGetsItsTableAndNoMetrics) {
+  RegistryPluginApi api;
+  ExpectOlderHostGetsItsTableAndNothingPastIt(6, REGISTRY_PLUGIN_API_SIZE_1_6, &api);
+  EXPECT_NE(api.set_log_sink, nullptr);
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, metrics_text));
+}
+
+TEST(AbiVersionTest, HostSpeakingOnePointSixIsToldMetricsNeedOnePointSeven) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir}, REGISTRY_PLUGIN_ABI_VERSION(1, 6));
+  ASSERT_TRUE(library.ok()) << library.status();
+  for (const absl::Status& status :
+       {(*library)->MetricsText().status(), (*library)->Metrics().status()}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(status.message(), AllOf(HasSubstr("ABI 1.6"), HasSubstr("metrics need 1.7")));
+  }
 }
 
 TEST(AbiVersionTest, HostBuiltForOnePointFiveGetsItsTableAndNoLogSink) {

@@ -1,0 +1,47 @@
+// consul/exchange_metrics.cc
+#include "consul/exchange_metrics.h"
+
+#include "absl/strings/match.h"
+#include "consul/transport.h"
+
+namespace registry::consul {
+
+using metrics::Endpoint;
+using metrics::Index;
+using metrics::Outcome;
+
+Endpoint EndpointOf(const HttpRequest& request) {
+  if (request.wait > absl::ZeroDuration()) return Endpoint::kBlockingQuery;
+  const absl::string_view path = request.path;
+  if (absl::StartsWith(path, "/v1/kv/")) return Endpoint::kKv;
+  if (path == "/v1/txn") return Endpoint::kTxn;
+  if (absl::StartsWith(path, "/v1/session/")) return Endpoint::kSession;
+  if (absl::StartsWith(path, "/v1/status/")) return Endpoint::kStatus;
+  return Endpoint::kOther;
+}
+
+Outcome OutcomeOf(const HttpRequest& request, const absl::StatusOr<HttpResponse>& response) {
+  if (!response.ok()) {
+    const absl::Status& error = response.status();
+    if (absl::IsCancelled(error)) return Outcome::kCancelled;
+    if (IsNotSent(error) || IsConnectionError(error)) return Outcome::kTransportError;
+    return Outcome::kUnknownOutcome;
+  }
+  const int status = response->status;
+  if (status >= 500) return Outcome::kHttp5xx;
+  if (status == 404 && request.method == HttpMethod::kGet) return Outcome::kOk;  // "absent"
+  if (status >= 400) return Outcome::kHttp4xx;
+  return Outcome::kOk;
+}
+
+void RecordExchange(const HttpRequest& request, const absl::StatusOr<HttpResponse>& response,
+                    absl::Duration elapsed) {
+  metrics::PluginMetrics& m = metrics::Metrics();
+  const Endpoint endpoint = EndpointOf(request);
+  m.requests.At({Index(endpoint), Index(OutcomeOf(request, response))}).Increment();
+  if (endpoint != Endpoint::kBlockingQuery) {
+    m.request_duration.At({Index(endpoint)}).Observe(elapsed);
+  }
+}
+
+}  // namespace registry::consul
