@@ -137,6 +137,10 @@ const std::vector<Command>& Commands() {
        "must give the same N (another N while the semaphore has holders exits 2). Same "
        "--timeout-ms, exit codes and loss (exit 3) as lock",
        1, true, &RunSemaphore, /*runs_command_line=*/true},
+      {"stats", "",
+       "list the namespace root once (exit 2 if the store does not answer), then print the "
+       "plugin's metrics in Prometheus' text format (--json: one JSON object per sample)",
+       0, false, &RunStats},
   };
   return commands;
 }

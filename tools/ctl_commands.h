@@ -4,7 +4,7 @@
 // a connected repository (loaded through the plugin SPI), its positional arguments (already
 // counted) and its options; it prints its result and returns the process exit code. Adding a
 // command is one function plus one row in the table in ctl_commands.cc. `watch` lives in
-// ctl_watch.cc, `lock` and `semaphore` in ctl_lock.cc.
+// ctl_watch.cc, `lock` and `semaphore` in ctl_lock.cc, `stats` in ctl_stats.cc.
 //
 // Exit codes: 0 success; 1 a negative answer (key absent, key already claimed, lock or permit
 // not acquired in time); 2 any error (bad argument, unreachable server, refused by the server);
@@ -43,6 +43,7 @@ enum class LockKind { kPlain, kFair, kRead, kWrite };
 // Options of individual commands (flags that only one command accepts).
 struct CommandOptions {
   bool initial = false;                        // watch --initial
+  bool json = false;                           // stats --json
   std::optional<absl::Duration> lock_timeout;  // lock, semaphore --timeout-ms
   LockKind lock_kind = LockKind::kPlain;       // lock --fair, --read, --write
   int semaphore_limit = 0;                     // semaphore --limit
@@ -79,6 +80,13 @@ int ReportError(std::FILE* err, absl::string_view what, const absl::Status& stat
 
 // Prints `line` and a newline, flushed at once so a parent process sees it immediately.
 void PrintLine(std::FILE* out, absl::string_view line);
+
+// Prints the plugin's metrics (every repository's in this process) on `out`: Prometheus' text
+// format, or with `json` one JSON object per sample. Returns kExitOk or the error it reported.
+int PrintMetrics(const plugin::PluginLibrary& library, std::FILE* out, bool json, std::FILE* err);
+
+// `stats [--json]`: lists the namespace root once (the store must answer), then PrintMetrics.
+int RunStats(const CommandContext& context, const std::vector<std::string>& arguments);
 
 // `watch KEY [--initial]`: one JSON object per event on `out` (event_json.h) until SIGINT or
 // SIGTERM; "registryctl: watching KEY" on `err` once the watch is established. Exit 0.

@@ -52,6 +52,12 @@ DEFINE_int64(timeout_ms, -1,
              "lock and semaphore only: give up (exit 1) if the lock (or a permit) is not acquired "
              "within this many milliseconds; 0 makes a single attempt. Default: wait as long as it "
              "takes");
+DEFINE_bool(json, false,
+            "stats only: print one JSON object per sample ({\"name\", \"type\", \"labels\", "
+            "\"value\"}) instead of Prometheus' text format");
+DEFINE_bool(stats, false,
+            "when the command ends (before the repository closes), print the plugin's metrics in "
+            "Prometheus' text format on stderr");
 // A string, so that a value that is not a number is our usage error (exit 2), not gflags' exit.
 DEFINE_string(limit, "",
               "semaphore only, and required there: how many processes may hold the semaphore at "
@@ -83,6 +89,8 @@ constexpr FlagSpec kFlags[] = {
     {"read", "read", nullptr, false, /*is_bool=*/true, "lock"},
     {"write", "write", nullptr, false, /*is_bool=*/true, "lock"},
     {"limit", "limit", nullptr, false, /*is_bool=*/false, "semaphore", /*required=*/true},
+    {"json", "json", nullptr, false, /*is_bool=*/true, "stats"},
+    {"stats", "stats", nullptr, false, /*is_bool=*/true},
 };
 
 int UsageError(const std::string& message) {
@@ -264,6 +272,7 @@ std::optional<int> ReadLockKind(LockKind* kind) {
 // Returns nullopt, or the exit code of a usage error.
 std::optional<int> ReadCommandOptions(CommandOptions* options) {
   options->initial = FLAGS_initial;
+  options->json = FLAGS_json;
   if (std::optional<int> rc = ReadLockKind(&options->lock_kind); rc.has_value()) return rc;
   if (FlagIsSet("timeout_ms")) {
     if (FLAGS_timeout_ms < 0) {
@@ -385,7 +394,12 @@ int Run(int argc, char** argv) {
   std::unique_ptr<plugin::PluginRepository> repository;
   if (int rc = OpenRepository(&repository); rc != kExitOk) return rc;
   const CommandContext context{repository.get(), stdout, stderr, signals.get(), std::move(options)};
-  return CloseAfter(*command, *repository, command->run(context, args));
+  int rc = command->run(context, args);
+  if (FLAGS_stats) {
+    const int printed = PrintMetrics(repository->library(), stderr, /*json=*/false, stderr);
+    if (rc == kExitOk) rc = printed;
+  }
+  return CloseAfter(*command, *repository, rc);
 }
 
 }  // namespace

@@ -186,8 +186,8 @@ TEST_F(RegistryctlTest, HelpListsEveryCommandAndFlag) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* word :
        {"get KEY", "put KEY VALUE", "update KEY VALUE", "exists KEY", "ls KEY", "rm KEY",
-        "ephemeral KEY VALUE", "claim KEY VALUE", "--config", "--servers", "--namespace", "--token",
-        "--plugin-dir", "127.0.0.1:8500", "Exit status"}) {
+        "ephemeral KEY VALUE", "claim KEY VALUE", "stats", "--stats", "--json", "--config",
+        "--servers", "--namespace", "--token", "--plugin-dir", "127.0.0.1:8500", "Exit status"}) {
     EXPECT_THAT(help.out, HasSubstr(word));
   }
 }
@@ -341,6 +341,38 @@ TEST_F(RegistryctlTest, LogLevelInfoInTheConfigLogsTheInstanceSessionToStderr) {
   ASSERT_EQ(lock.exit_code, 0) << lock.err;
   EXPECT_THAT(lock.err, HasSubstr(" I session: instance session "));
   EXPECT_THAT(lock.err, HasSubstr(" created"));
+}
+
+TEST_F(RegistryctlTest, StatsPrintsTheMetricsOfItsOneAnsweredRead) {
+  RunResult stats = RunCtl({"stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr("# TYPE registry_consul_requests_total counter\n"));
+  EXPECT_THAT(stats.out,
+              HasSubstr("\nregistry_consul_requests_total{endpoint=\"kv\",outcome=\"ok\"} 1\n"));
+  EXPECT_THAT(stats.out, HasSubstr("\nregistry_consul_connection_state{state=\"connected\"} 1\n"));
+
+  RunResult json = RunCtl({"stats", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  size_t text_samples = 0;
+  for (absl::string_view line : absl::StrSplit(stats.out, '\n', absl::SkipEmpty())) {
+    if (line[0] != '#') ++text_samples;
+  }
+  const std::vector<std::string> objects = absl::StrSplit(json.out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(objects.size(), text_samples);
+  EXPECT_THAT(json.out, HasSubstr("{\"labels\":{\"endpoint\":\"kv\",\"outcome\":\"ok\"},"
+                                  "\"name\":\"registry_consul_requests_total\",\"type\":"
+                                  "\"counter\",\"value\":1.0}\n"));
+  EXPECT_EQ(RunCtl({"get", "/k", "--json"}).exit_code, 2) << "--json is for stats only";
+}
+
+TEST_F(RegistryctlTest, TheStatsFlagPrintsTheMetricsOnStderrWhenTheCommandEnds) {
+  RunResult put = RunCtl({"--stats", "put", "/stats/k", "v"});
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  EXPECT_EQ(put.out, "");
+  EXPECT_THAT(put.err, HasSubstr("# HELP registry_consul_requests_total "));
+  EXPECT_THAT(put.err, HasSubstr("registry_consul_connection_state{state=\"connected\"} 1\n"));
+  EXPECT_THAT(put.err, Not(HasSubstr("registry_consul_requests_total{endpoint=\"kv\",outcome="
+                                     "\"ok\"} 0\n")));
 }
 
 TEST_F(RegistryctlTest, ConfigForATypeWithoutAPluginExitsTwoNamingTheType) {
