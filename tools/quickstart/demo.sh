@@ -132,7 +132,8 @@ sed 's/^/     | /' "$work/registry.yaml"
 
 online=/nodes/compute_nodes/online/proxy
 say "A watcher subscribes to $online (registryctl watch: one JSON line per change)"
-"$ctl_bin" --config="$work/registry.yaml" watch "$online" >"$work/watch.out" 2>"$work/watch.err" &
+# --stats: as it stops, the watcher prints the plugin's metrics on stderr (shown at the end).
+"$ctl_bin" --config="$work/registry.yaml" --stats watch "$online" >"$work/watch.out" 2>"$work/watch.err" &
 watch_pid=$!
 pids+=($!)
 wait_for_line "$work/watch.err" "registryctl: watching $online" 10
@@ -218,7 +219,7 @@ say "Two instances run a schema change under one distributed lock (registryctl l
 # Each holder logs its start and end to one shared file; the lock must keep them apart.
 change='echo "$1 starts the change" >>"$2"; sleep 0.3; echo "$1 ends the change" >>"$2"'
 for who in instance-a instance-b; do
-  "$ctl_bin" --config="$work/registry.yaml" lock schema-change --timeout-ms 10000 -- \
+  "$ctl_bin" --config="$work/registry.yaml" --stats lock schema-change --timeout-ms 10000 -- \
     /bin/sh -c "$change" sh "$who" "$work/lock.log" 2>"$work/$who.err" &
   node_pid[$who]=$!
   pids+=($!)
@@ -236,6 +237,16 @@ if ! awk 'NR % 2 == 1 { who = $1; next } $1 != who { exit 1 }' "$work/lock.log";
   exit 1
 fi
 note "one after the other: each change ran only while its instance held the lock"
+
+say "A few of the plugin's metrics (registryctl --stats; 'registryctl stats' scrapes on demand)"
+# Non-zero samples of a few families, without the histogram buckets.
+show_metrics() {
+  grep -E "^registry_consul_($2)" "$1" | grep -v -e '_bucket{' -e ' 0$' | sed 's/^/   /' || true
+}
+note "the watcher, as it stopped:"
+show_metrics "$work/watch.err" 'requests_total|watch_events_total|watch_delivery_lag_seconds_(sum|count)'
+note "instance-a, after its locked change:"
+show_metrics "$work/instance-a.err" 'lock_(acquisitions_total|wait_duration_seconds_(sum|count))|session_creations_total'
 
 say "Cleaning up"
 ctl rm /metadata
