@@ -35,6 +35,12 @@ inline constexpr absl::Duration kMaxLockDelay = absl::Seconds(60);
 inline constexpr absl::Duration kDefaultLockRetry = absl::Milliseconds(500);
 inline constexpr absl::Duration kMaxLockRetry = absl::Seconds(60);
 
+// Operations per store transaction: Consul up to 1.13 accepts 64, later versions 128. A key of
+// a persist batch takes one.
+inline constexpr int kDefaultTxnOperations = 64;
+inline constexpr int kMinTxnOperations = 1;
+inline constexpr int kMaxTxnOperations = 128;
+
 struct Timings {
   absl::Duration session_ttl = kDefaultSessionTtl;
   absl::Duration block_query_wait = kDefaultBlockQueryWait;

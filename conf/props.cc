@@ -35,6 +35,7 @@ constexpr absl::string_view kRequestTimeout = "requestTimeoutMilliseconds";
 constexpr absl::string_view kSessionLockDelay = "sessionLockDelayMilliseconds";
 constexpr absl::string_view kLockRetry = "lockRetryMilliseconds";
 constexpr absl::string_view kLogLevel = "logLevel";
+constexpr absl::string_view kTxnMaxOperations = "txnMaxOperations";
 // Only in a flat props map, where there is no mode:/repository: block to carry them.
 constexpr absl::string_view kType = "type";
 constexpr absl::string_view kOverwrite = "overwrite";
@@ -54,7 +55,7 @@ std::vector<std::string> KeyList(bool with_mode_keys) {
        {kNamespace, kServerLists, kTimeToLiveSeconds, kBlockQueryTimeToSeconds,
         kBlockQueryTimeMilliseconds, kToken, kTokenFile, kDatacenter, kTlsCaFile, kTlsVerify,
         kTlsCertFile, kTlsKeyFile, kTlsServerName, kConnectTimeout, kRequestTimeout,
-        kSessionLockDelay, kLockRetry, kLogLevel}) {
+        kSessionLockDelay, kLockRetry, kLogLevel, kTxnMaxOperations}) {
     keys.emplace_back(key);
   }
   if (with_mode_keys) {
@@ -186,6 +187,9 @@ absl::Status PropsBuilder::Apply(absl::string_view key, absl::string_view value)
       return absl::InvalidArgumentError(
           absl::StrCat("'", value, "' is not a log level (error, warn, info or debug)"));
     }
+  } else if (key == kTxnMaxOperations) {
+    ASSIGN_OR_RETURN(config_.txn_max_operations,
+                     ParseIntValue(value, limits::kMinTxnOperations, limits::kMaxTxnOperations));
   } else if (key == kType) {
     absl::string_view type = absl::StripAsciiWhitespace(value);
     if (type.empty()) return absl::InvalidArgumentError(absl::StrCat("'", value, "' is empty"));

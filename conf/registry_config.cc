@@ -30,7 +30,8 @@ std::string RegistryConfig::ToString() const {
                       ", request_timeout: ", absl::FormatDuration(request_timeout),
                       ", session_lock_delay: ", absl::FormatDuration(session_lock_delay),
                       ", lock_retry: ", absl::FormatDuration(lock_retry), ", log_level: ",
-                      log_level.has_value() ? LogLevelName(*log_level) : "<unchanged>", "}");
+                      log_level.has_value() ? LogLevelName(*log_level) : "<unchanged>",
+                      ", txn_max_operations: ", txn_max_operations, "}");
 }
 
 std::ostream& operator<<(std::ostream& out, const RegistryConfig& config) {

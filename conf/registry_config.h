@@ -65,6 +65,9 @@ struct RegistryConfig {
   // The level of the plugin's stderr log (base/log.h) from this config on; unset: unchanged
   // (warn unless set before). A host's log sink keeps its own level.
   std::optional<LogLevel> log_level;
+  // Operations per store transaction the servers accept (persist batches take one per key):
+  // 64 for Consul up to 1.13, 128 later. [1, 128].
+  int txn_max_operations = limits::kDefaultTxnOperations;
 
   // Returns a one-line description of every field for logs; the token shows only as
   // "<set>" or "<none>".

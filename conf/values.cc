@@ -151,6 +151,17 @@ absl::StatusOr<absl::Duration> ParseDurationValue(absl::string_view text,
   return value;
 }
 
+absl::StatusOr<int> ParseIntValue(absl::string_view text, int min, int max) {
+  int value = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) {
+    return ValueError(text, "is not a whole number");
+  }
+  if (value < min || value > max) {
+    return ValueError(text, absl::StrCat("is not from ", min, " to ", max));
+  }
+  return value;
+}
+
 absl::StatusOr<bool> ParseBoolValue(absl::string_view text) {
   absl::string_view trimmed = absl::StripAsciiWhitespace(text);
   if (absl::EqualsIgnoreCase(trimmed, "true")) return true;

@@ -33,6 +33,9 @@ struct DurationRule {
 // of milliseconds and within [rule.min, rule.max].
 absl::StatusOr<absl::Duration> ParseDurationValue(absl::string_view text, const DurationRule& rule);
 
+// Parses a decimal integer within [min, max] (surrounding whitespace ignored).
+absl::StatusOr<int> ParseIntValue(absl::string_view text, int min, int max);
+
 // Parses "true" or "false" in any letter case (surrounding whitespace ignored).
 absl::StatusOr<bool> ParseBoolValue(absl::string_view text);
 

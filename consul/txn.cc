@@ -174,6 +174,23 @@ TxnOp TxnOp::DeleteCas(std::string key, uint64_t index) {
   return op;
 }
 
+bool AppliesTheSameTwice(absl::Span<const TxnOp> ops) {
+  for (const TxnOp& op : ops) {
+    switch (op.verb) {
+      case TxnVerb::kSet:
+      case TxnVerb::kGet:
+      case TxnVerb::kGetOrEmpty:
+      case TxnVerb::kGetTree:
+      case TxnVerb::kDelete:
+      case TxnVerb::kDeleteTree:
+        continue;
+      default:  // a check, a compare-and-set or a lock: a second apply sees the first one's work
+        return false;
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
   if (ops.empty()) return absl::InvalidArgumentError("consul txn: no operations");
   if (ops.size() > kMaxTxnOps) {
@@ -188,7 +205,7 @@ absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
   HttpRequest request;
   request.method = HttpMethod::kPut;
   request.path = "/v1/txn";
-  request.replay_safe = false;  // its checks would fail on a second apply
+  request.replay_safe = AppliesTheSameTwice(ops);
   request.headers.emplace_back("Content-Type", "application/json");
   request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (request.body.size() > kMaxTxnBodyBytes) {

@@ -96,10 +96,15 @@ struct TxnResult {
 // reasons are compared case-insensitively), e.g. "invalid session", "lock delay".
 bool TxnErrorSays(const TxnResult& result, absl::string_view words);
 
-// PUT /v1/txn with the ops as a JSON array. Errors (InvalidArgument naming the op, its verb and
-// key): no ops or more than kMaxTxnOps; an empty key (except get-tree/delete-tree prefixes) or
-// one starting with '/'; a value over kMaxValueBytes; lock/unlock/check-session without a
-// session; a body over kMaxTxnBodyBytes.
+// True when applying `ops` twice leaves the store as applying them once: only set, get,
+// get-or-empty, get-tree, delete and delete-tree. Such a transaction may be sent on a reused
+// keep-alive connection (HttpRequest::replay_safe); any other is sent on a new one.
+bool AppliesTheSameTwice(absl::Span<const TxnOp> ops);
+
+// PUT /v1/txn with the ops as a JSON array (replay_safe as AppliesTheSameTwice). Errors
+// (InvalidArgument naming the op, its verb and key): no ops or more than kMaxTxnOps; an empty key
+// (except get-tree/delete-tree prefixes) or one starting with '/'; a value over kMaxValueBytes;
+// lock/unlock/check-session without a session; a body over kMaxTxnBodyBytes.
 absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops);
 
 // 200 -> committed with results; 409 -> rolled back with errors; anything else as errors.h.

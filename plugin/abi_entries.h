@@ -1,9 +1,10 @@
 // plugin/abi_entries.h
 //
 // The one list of the C table's entries after release_error (registry_plugin.h declares the
-// struct itself): each entry with the minor version that added it and the value the plugin-side
-// adapter stores in it. The adapter fills a host's table from this list (abi_adapter.cc) and the
-// loader checks a plugin's table against it (loader.cc), so a new entry is listed here once.
+// struct itself), in the struct's order: each entry with the minor version that added it and the
+// value the plugin-side adapter stores in it. The adapter fills a host's table from this list
+// (abi_adapter.cc) and the loader checks a plugin's table against it (loader.cc), so a new entry is
+// listed here once.
 //
 //   X(minor, member, adapter_value)   adapter_value is expanded inside FillApi only.
 //
@@ -11,6 +12,7 @@
 #ifndef REGISTRY_PLUGIN_ABI_ENTRIES_H_
 #define REGISTRY_PLUGIN_ABI_ENTRIES_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "plugin/registry_plugin.h"
@@ -61,7 +63,24 @@ constexpr bool MinorIncludes(uint32_t minor, uint32_t entry_minor) { return mino
   X(REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK, get_read_write_lock, &GetReadWriteLock)  \
   X(REGISTRY_PLUGIN_ABI_MINOR_LOG, set_log_sink, &SetLogSink)                              \
   X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, metrics_text, &MetricsText)                          \
-  X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, visit_metrics, &VisitMetrics)
+  X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, visit_metrics, &VisitMetrics)                         \
+  X(REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH, persist_batch, &PersistBatch)
 // clang-format on
+
+namespace registry::plugin::internal {
+
+// The list must follow the struct: FillApi reports the end of the last entry it filled.
+#define REGISTRY_ENTRY_OFFSET(minor, member, value) offsetof(RegistryPluginApi, member),
+inline constexpr size_t kEntryOffsets[] = {REGISTRY_PLUGIN_API_ENTRIES(REGISTRY_ENTRY_OFFSET)};
+#undef REGISTRY_ENTRY_OFFSET
+constexpr bool EntriesFollowTheStruct() {
+  for (size_t i = 1; i < sizeof(kEntryOffsets) / sizeof(kEntryOffsets[0]); ++i) {
+    if (kEntryOffsets[i] <= kEntryOffsets[i - 1]) return false;
+  }
+  return true;
+}
+static_assert(EntriesFollowTheStruct(), "REGISTRY_PLUGIN_API_ENTRIES is out of the struct's order");
+
+}  // namespace registry::plugin::internal
 
 #endif  // REGISTRY_PLUGIN_ABI_ENTRIES_H_

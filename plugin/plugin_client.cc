@@ -190,6 +190,26 @@ absl::Status PluginRepository::Persist(absl::string_view key, absl::string_view 
                     &error);
 }
 
+absl::Status PluginRepository::PersistBatch(const std::vector<KeyValue>& entries, size_t* written) {
+  if (!REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH, persist_batch)) {
+    return Repository::PersistBatch(entries, written);
+  }
+  std::vector<const char*> keys, values;
+  std::vector<size_t> lens;
+  keys.reserve(entries.size());
+  values.reserve(entries.size());
+  lens.reserve(entries.size());
+  for (const auto& [key, value] : entries) {
+    keys.push_back(key.c_str());
+    values.push_back(value.data());
+    lens.push_back(value.size());
+  }
+  RegistryError error{};
+  const int code = api_.persist_batch(handle_, keys.data(), values.data(), lens.data(),
+                                      entries.size(), written, &error);
+  return TakeStatus(api_, code, &error);
+}
+
 absl::Status PluginRepository::Update(absl::string_view key, absl::string_view value) {
   const std::string k(key);
   RegistryError error{};

@@ -149,6 +149,10 @@ class PluginRepository final : public Repository {
 
   absl::Status Persist(absl::string_view key, absl::string_view value) override;
 
+  // Repository::PersistBatch through persist_batch; below ABI 1.7, one persist per entry.
+  absl::Status PersistBatch(const std::vector<KeyValue>& entries,
+                            size_t* written = nullptr) override;
+
   absl::Status Update(absl::string_view key, absl::string_view value) override;
 
   absl::Status Delete(absl::string_view key) override;

@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryCo
   options.session_lock_delay = config.session_lock_delay;
   options.block_query_wait = config.block_query_wait;
   options.lock_retry = config.lock_retry;
+  options.txn_max_operations = config.txn_max_operations;
   if (config.log_level.has_value()) SetStderrLogLevel(*config.log_level);
   return NewConsulRepository(std::move(options));
 }

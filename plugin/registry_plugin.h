@@ -77,6 +77,7 @@ extern "C" {
 #define REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK 5 /* get_read_write_lock */
 #define REGISTRY_PLUGIN_ABI_MINOR_LOG 6             /* set_log_sink */
 #define REGISTRY_PLUGIN_ABI_MINOR_METRICS 7         /* metrics_text, visit_metrics */
+#define REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH 7   /* persist_batch */
 
 /* The largest `limit` get_semaphore accepts: a semaphore's record in the store names every
  * holder, and must stay well below the store's value size limit. */
@@ -315,6 +316,20 @@ struct RegistryPluginApi {
    * NULL visit. */
   int (*visit_metrics)(RegistryMetricCallback visit, void* user_data, struct RegistryError* error);
 
+  /* ---- 1.7: batches (REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH) ---- */
+
+  /* Persists `count` keys, in order, as persist would (keys[i] = values[i] of value_lens[i]
+   * bytes; a later entry of the same key wins), in as few store transactions as the store
+   * accepts (the YAML prop txnMaxOperations: one per key), each all or nothing. Every key and
+   * value is checked first: REGISTRY_INVALID_ARGUMENT naming the first bad one, and nothing is
+   * written. Otherwise *written (may be NULL) counts the entries known to be written, always a
+   * prefix; on an error its message names the first entry not written, and with
+   * REGISTRY_UNAVAILABLE some entries past *written may be written too. count 0 writes nothing
+   * and may pass NULL arrays. */
+  int (*persist_batch)(struct RegistryRepository* repository, const char* const* keys,
+                       const char* const* values, const size_t* value_lens, size_t count,
+                       size_t* written, struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
@@ -334,7 +349,7 @@ struct RegistryPluginApi {
 #define REGISTRY_PLUGIN_API_SIZE_1_6 \
   (offsetof(struct RegistryPluginApi, set_log_sink) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_7 \
-  (offsetof(struct RegistryPluginApi, visit_metrics) + sizeof(void (*)(void)))
+  (offsetof(struct RegistryPluginApi, persist_batch) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

@@ -19,6 +19,7 @@
 #ifndef REGISTRY_REPOSITORY_H_
 #define REGISTRY_REPOSITORY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -77,6 +78,30 @@ class Repository {
 
   // Deletes `key` and its whole subtree. Deleting an absent key is not an error.
   virtual absl::Status Delete(absl::string_view key) = 0;
+
+  // One key and its value (PersistBatch).
+  using KeyValue = std::pair<std::string, std::string>;
+
+  // Persists every entry, in order, as Persist would (a later entry of the same key wins). The
+  // Consul repository checks every key and value first (InvalidArgument naming the first bad
+  // one, and nothing is written), then writes as many keys per store transaction as the store
+  // accepts, each transaction all or nothing. On another error, the message names the first
+  // entry that is not known to be written: the entries before it are, and `*written` (when not
+  // null) counts them; that entry and the ones after it are not, unless the error is
+  // Unavailable (outcome unknown), in which case some of them may be. This default persists the
+  // entries one by one.
+  virtual absl::Status PersistBatch(const std::vector<KeyValue>& entries,
+                                    size_t* written = nullptr) {
+    size_t done = 0;
+    absl::Status status;
+    for (const auto& [key, value] : entries) {
+      status = Persist(key, value);
+      if (!status.ok()) break;
+      ++done;
+    }
+    if (written != nullptr) *written = done;
+    return status;
+  }
 
   // Sets `key` to `value`, bound to this instance: the key disappears when this instance closes
   // or its session is lost for good, and is re-persisted after a session is re-created. Whoever

@@ -19,23 +19,12 @@
 #include "consul/txn.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "repository/persistent_writes.h"
 #include "repository/session_keeper.h"
 #include "watch/watch_engine.h"
 
 namespace registry {
 namespace {
-
-// Optimistic writes (CAS on ModifyIndex) retry on conflict; this many conflicts in a row mean
-// the key is written so often that the caller should know.
-constexpr int kMaxCasAttempts = 64;
-
-absl::Status CasConflict(absl::string_view key) {
-  return absl::AbortedError(absl::StrCat("key '", key, "' kept changing during ", kMaxCasAttempts,
-                                         " compare-and-set attempts"));
-}
-
-// Writes of one call whose outcome is unknown (the reply was lost, or a 5xx) made again.
-constexpr int kMaxUnknownOutcomes = 3;
 
 // The InstanceSession of a ConsulRepository: its keeper, client, key space and options.
 class ConsulInstanceSession final : public InstanceSession {
@@ -129,16 +118,17 @@ class ConsulRepository final : public Repository {
   absl::Status Persist(absl::string_view key, absl::string_view value) override {
     RETURN_IF_ERROR(Check("Persist", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
-    absl::Status status = keeper_.PersistentWrite(
-        consul_key, /*tree=*/false, [&] { return PersistRpc(key, consul_key, value); });
+    absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/false, [&] {
+      return PersistKey(*client_, canceller_, key, consul_key, value);
+    });
     return status.ok() ? status : Failed("Persist", key, status);
   }
 
   absl::Status Update(absl::string_view key, absl::string_view value) override {
     RETURN_IF_ERROR(Check("Update", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
-    absl::Status status =
-        keeper_.Update(consul_key, value, [&] { return UpdateRpc(key, consul_key, value); });
+    absl::Status status = keeper_.Update(
+        consul_key, value, [&] { return UpdateKey(*client_, canceller_, key, consul_key, value); });
     return status.ok() ? status : Failed("Update", key, status);
   }
 
@@ -146,24 +136,39 @@ class ConsulRepository final : public Repository {
     RETURN_IF_ERROR(Check("Delete", key, RootKey::kAllowed));
     const bool root = key == "/";
     const std::string consul_key = root ? space_.namespace_name() : space_.ConsulKey(key);
-    std::vector<consul::TxnOp> ops;
-    // The key and the tree below it go together; "<ns>/a/" never matches "<ns>/ab".
-    if (!root) ops.push_back(consul::TxnOp::Delete(consul_key));
-    ops.push_back(consul::TxnOp::DeleteTree(space_.TreePrefix(key)));
     absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/true, [&] {
-      absl::StatusOr<consul::TxnResult> sent = client_->Txn(ops, &canceller_);
-      // Deleting is unconditional, so a delete whose outcome is unknown is simply sent again.
-      consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
-      while (!sent.ok() && unknown.Retry(sent.status())) sent = client_->Txn(ops, &canceller_);
-      ASSIGN_OR_RETURN(consul::TxnResult result, std::move(sent));
-      if (!result.committed) {
-        return absl::InternalError(
-            absl::StrCat("delete transaction rolled back: ",
-                         result.errors.empty() ? "no reason given" : result.errors[0].what));
-      }
-      return absl::OkStatus();
+      return DeleteTree(*client_, canceller_, root ? "" : consul_key, space_.TreePrefix(key));
     });
     return status.ok() ? status : Failed("Delete", key, status);
+  }
+
+  absl::Status PersistBatch(const std::vector<KeyValue>& entries, size_t* written) override {
+    if (written != nullptr) *written = 0;
+    std::vector<KeyValue> consul_entries;
+    consul_entries.reserve(entries.size());
+    for (const auto& [key, value] : entries) {
+      RETURN_IF_ERROR(Check("PersistBatch", key, RootKey::kRejected));
+      if (value.size() > consul::kMaxValueBytes) {
+        return absl::InvalidArgumentError(absl::StrCat("PersistBatch '", key, "': a value of ",
+                                                       value.size(), " bytes exceeds the limit of ",
+                                                       consul::kMaxValueBytes, " bytes"));
+      }
+      consul_entries.emplace_back(space_.ConsulKey(key), value);
+    }
+    for (const BatchSlice& slice : SliceBatch(consul_entries, options_.txn_max_operations)) {
+      std::vector<std::string> keys;
+      for (size_t i = slice.begin; i < slice.end; ++i) keys.push_back(consul_entries[i].first);
+      absl::Status status = keeper_.PersistentWrites(
+          keys, [&] { return PersistSlice(*client_, canceller_, consul_entries, slice); });
+      if (!status.ok()) {
+        return Failed("PersistBatch", entries[slice.begin].first,
+                      Prefixed(absl::StrCat("entry ", slice.begin, " of ", entries.size(),
+                                            ", the first not written"),
+                               status));
+      }
+      if (written != nullptr) *written = slice.end;
+    }
+    return absl::OkStatus();
   }
 
   absl::Status PersistEphemeral(absl::string_view key, absl::string_view value) override {
@@ -300,58 +305,6 @@ class ConsulRepository final : public Repository {
     return Prefixed(absl::StrCat(operation, " '", key, "'"), status);
   }
 
-  // Makes `consul_key` = `value`, persistent: a plain PUT would keep a holder session, so a
-  // held key is deleted and set again in one txn. Every write is conditional on the state read.
-  // A write whose outcome is unknown (its reply lost) is simply made again from a fresh read:
-  // the goal is a state, and writing an identical value changes nothing in Consul.
-  absl::Status PersistRpc(absl::string_view key, const std::string& consul_key,
-                          absl::string_view value) {
-    consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
-    for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-      ASSIGN_OR_RETURN(consul::KvGetResult current,
-                       client_->KvGet(consul_key, consul::ConsistentRead(), &canceller_));
-      bool written;
-      if (current.entry.has_value() && !current.entry->session.empty()) {
-        const std::vector<consul::TxnOp> ops = {
-            consul::TxnOp::CheckIndex(consul_key, current.entry->modify_index),
-            consul::TxnOp::Delete(consul_key),
-            consul::TxnOp::Set(consul_key, std::string(value)),
-        };
-        absl::StatusOr<consul::TxnResult> result = client_->Txn(ops, &canceller_);
-        if (!result.ok() && !unknown.Retry(result.status())) return result.status();
-        written = result.ok() && result->committed;
-      } else {
-        consul::KvPutOptions put;
-        put.cas = current.entry.has_value() ? current.entry->modify_index : 0;
-        absl::StatusOr<bool> put_result = client_->KvPut(consul_key, value, put, &canceller_);
-        if (!put_result.ok() && !unknown.Retry(put_result.status())) {
-          return put_result.status();
-        }
-        written = put_result.ok() && *put_result;
-      }
-      if (written) return absl::OkStatus();
-    }
-    return unknown.last().ok() ? CasConflict(key) : unknown.last();
-  }
-
-  // Overwrites an existing `consul_key`, keeping its holder (a CAS PUT keeps the session).
-  // As PersistRpc, a write whose outcome is unknown is made again from a fresh read.
-  absl::Status UpdateRpc(absl::string_view key, const std::string& consul_key,
-                         absl::string_view value) {
-    consul::UnknownOutcomes unknown(canceller_, kMaxUnknownOutcomes);
-    for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-      ASSIGN_OR_RETURN(consul::KvGetResult current,
-                       client_->KvGet(consul_key, consul::ConsistentRead(), &canceller_));
-      if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");
-      consul::KvPutOptions put;
-      put.cas = current.entry->modify_index;
-      absl::StatusOr<bool> written = client_->KvPut(consul_key, value, put, &canceller_);
-      if (!written.ok() && !unknown.Retry(written.status())) return written.status();
-      if (written.ok() && *written) return absl::OkStatus();
-    }
-    return unknown.last().ok() ? CasConflict(key) : unknown.last();
-  }
-
   const ConsulRepositoryOptions options_;
   const KeySpace space_;
   const std::unique_ptr<consul::Client> client_;
@@ -388,6 +341,12 @@ absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& opti
                                      "ConsulRepositoryOptions.session_lock_delay",
                                      "ConsulRepositoryOptions.lock_retry"};
   RETURN_IF_ERROR(limits::ValidateTimings(timings, names));
+  if (options.txn_max_operations < limits::kMinTxnOperations ||
+      options.txn_max_operations > limits::kMaxTxnOperations) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ConsulRepositoryOptions.txn_max_operations: ", options.txn_max_operations, " is not from ",
+        limits::kMinTxnOperations, " to ", limits::kMaxTxnOperations));
+  }
   return consul::ValidateClientOptions(options.client);
 }
 

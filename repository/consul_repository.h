@@ -64,6 +64,9 @@ struct ConsulRepositoryOptions {
   absl::Duration block_query_wait = limits::kDefaultBlockQueryWait;
   // Pause between attempts refused by a lock-delay; positive, at most 60 s and the session TTL.
   absl::Duration lock_retry = limits::kDefaultLockRetry;
+  // Operations per transaction the servers accept (PersistBatch puts one per key): 64 for
+  // Consul up to 1.13, 128 later; from limits::kMinTxnOperations to kMaxTxnOperations.
+  int txn_max_operations = limits::kDefaultTxnOperations;
 };
 
 // Checks `options` without contacting any server. Errors: InvalidArgument naming the field.

@@ -52,6 +52,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "base/limits.h"
 #include "base/listener_registry.h"
 #include "base/monotonic.h"
@@ -101,6 +102,9 @@ class SessionKeeper {
   // overwrote or deleted.
   absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
                                absl::FunctionRef<absl::Status()> write);
+  // As PersistentWrite for a write of every key of `consul_keys` (none with its tree).
+  absl::Status PersistentWrites(absl::Span<const std::string> consul_keys,
+                                absl::FunctionRef<absl::Status()> write);
 
   // Runs `update` (which keeps the key's holder) ordered against ephemeral writes; on success a
   // remembered `consul_key` is re-persisted with `value` from then on.

@@ -117,6 +117,15 @@ absl::Status SessionKeeper::PersistentWrite(absl::string_view consul_key, bool t
   return absl::OkStatus();
 }
 
+absl::Status SessionKeeper::PersistentWrites(absl::Span<const std::string> consul_keys,
+                                             absl::FunctionRef<absl::Status()> write) {
+  absl::ReaderMutexLock write_lock(&write_mu_);
+  RETURN_IF_ERROR(write());
+  absl::MutexLock lock(&mu_);
+  for (const std::string& consul_key : consul_keys) ephemeral_.erase(consul_key);
+  return absl::OkStatus();
+}
+
 absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_view value,
                                    absl::FunctionRef<absl::Status()> update) {
   {

@@ -149,6 +149,8 @@ void DevServer::ResetRequestCounts() { stats_->Reset(); }
 
 size_t DevServer::connection_count() const { return http_->connection_count(); }
 
+uint64_t DevServer::accepted_connection_count() const { return http_->accepted_count(); }
+
 Store& DevServer::store() { return *store_; }
 
 }  // namespace registry::devserver

@@ -99,6 +99,8 @@ class DevServer {
   void ResetRequestCounts();
   // Open HTTP connections.
   size_t connection_count() const;
+  // Connections accepted since the start: how many times clients connected.
+  uint64_t accepted_connection_count() const;
   // The state behind the API, for tests that want to look or poke directly.
   Store& store();
 

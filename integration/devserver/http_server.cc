@@ -69,6 +69,7 @@ void HttpServer::Impl::Accept() {
       auto connection = std::make_shared<Connection>(std::move(socket), this, id);
       connections_.emplace(id, connection);
       connection_count_.store(connections_.size());
+      accepted_count_.fetch_add(1);
       connection->Start();
       return Accept();
     }
@@ -156,5 +157,7 @@ void HttpServer::Stop() { impl_->Stop(); }
 void HttpServer::DropAllConnections() { impl_->DropAll(); }
 
 size_t HttpServer::connection_count() const { return impl_->connection_count(); }
+
+uint64_t HttpServer::accepted_count() const { return impl_->accepted_count(); }
 
 }  // namespace registry::devserver

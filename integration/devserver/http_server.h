@@ -51,6 +51,8 @@ class HttpServer {
 
   // Number of open connections (for tests and benchmarks).
   size_t connection_count() const;
+  // Connections accepted since the start (for tests of connection reuse).
+  uint64_t accepted_count() const;
 
  private:
   class Impl;

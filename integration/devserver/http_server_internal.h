@@ -87,6 +87,7 @@ class HttpServer::Impl {
   void DropAll();
   int port() const { return port_; }
   size_t connection_count() const { return connection_count_.load(); }
+  uint64_t accepted_count() const { return accepted_count_.load(); }
 
   // IO thread only.
   void Unregister(uint64_t id) {
@@ -114,6 +115,7 @@ class HttpServer::Impl {
   std::thread thread_;
   int port_ = 0;
   std::atomic<size_t> connection_count_{0};
+  std::atomic<uint64_t> accepted_count_{0};
   absl::Mutex stop_mu_;
   bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
   // IO thread only (and Stop() after the IO thread joined):

@@ -371,7 +371,7 @@ TEST_F(RegistryctlTest, TheStatsFlagPrintsTheMetricsOnStderrWhenTheCommandEnds) 
   EXPECT_EQ(put.out, "");
   EXPECT_THAT(put.err, HasSubstr("# HELP registry_consul_requests_total "));
   EXPECT_THAT(put.err, HasSubstr("registry_consul_connection_state{state=\"connected\"} 1\n"));
-  EXPECT_THAT(put.err, Not(HasSubstr("registry_consul_requests_total{endpoint=\"kv\",outcome="
+  EXPECT_THAT(put.err, Not(HasSubstr("registry_consul_requests_total{endpoint=\"txn\",outcome="
                                      "\"ok\"} 0\n")));
 }
 

@@ -182,20 +182,54 @@ TEST_F(RepositoryKvTest, DeleteOfTheRootEmptiesOnlyThisNamespace) {
 // answering: the repository must learn the outcome, not report a conflict or an error.
 TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostStillSucceed) {
   std::unique_ptr<Repository> repository = NewRepository();
-  server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
-  ASSERT_EQ(repository->Persist("/a", "v1"), absl::OkStatus());  // check-and-set create
-  server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
-  ASSERT_EQ(repository->Persist("/a", "v2"), absl::OkStatus());  // check-and-set overwrite
-  server().DropNextReplies(1, "/v1/kv/ns/a", "PUT");
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  ASSERT_EQ(repository->Persist("/a", "v1"), absl::OkStatus());  // create
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  ASSERT_EQ(repository->Persist("/a", "v2"), absl::OkStatus());  // overwrite
+  server().DropNextReplies(1, "/v1/txn", "PUT");
   ASSERT_EQ(repository->Update("/a", "v3"), absl::OkStatus());
   EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v3")));
   ASSERT_TRUE(repository->PersistEphemeral("/held", "e").ok());
   server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Persist("/held", "p"), absl::OkStatus());  // txn: unbind and set
+  ASSERT_EQ(repository->Persist("/held", "p"), absl::OkStatus());  // unbind and set
   EXPECT_EQ(HolderOf("ns/held"), "");
   server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Delete("/a"), absl::OkStatus());  // txn: the key and its tree
+  ASSERT_EQ(repository->Delete("/a"), absl::OkStatus());  // the key and its tree
   EXPECT_EQ(*repository->Get("/a"), std::nullopt);
+  server().DropNextReplies(1, "/v1/txn", "PUT");
+  EXPECT_EQ(repository->Update("/a", "v4").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(RepositoryKvTest, PersistingTheCurrentValueAgainLeavesTheKeyUntouched) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->Persist("/same", "v").ok());
+  absl::StatusOr<consul::KvGetResult> before = raw().KvGet("ns/same");
+  ASSERT_TRUE(before.ok() && before->entry.has_value()) << before.status();
+  ASSERT_TRUE(repository->Persist("/same", "v").ok());
+  ASSERT_TRUE(repository->PersistBatch({{"/same", "v"}}).ok());
+  absl::StatusOr<consul::KvGetResult> after = raw().KvGet("ns/same");
+  ASSERT_TRUE(after.ok() && after->entry.has_value()) << after.status();
+  // No new index: a watcher is not woken and sees no event.
+  EXPECT_EQ(after->entry->modify_index, before->entry->modify_index);
+  EXPECT_EQ(after->entry->create_index, before->entry->create_index);
+}
+
+TEST_F(RepositoryKvFaultsTest, PersistUpdateAndDeleteAreOneRequestEachOnAKeptAliveConnection) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->Persist("/warm", "up").ok());  // the connection exists from here on
+  server().ResetRequestCounts();
+  const uint64_t connections = server().accepted_connection_count();
+  constexpr int kKeys = 20;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = absl::StrCat("/w/", i);
+    ASSERT_TRUE(repository->Persist(key, "v1").ok());
+    ASSERT_TRUE(repository->Persist(key, "v2").ok());  // over an existing key
+    ASSERT_TRUE(repository->Update(key, "v3").ok());
+    ASSERT_TRUE(repository->Delete(key).ok());
+  }
+  EXPECT_THAT(server().RequestCounts(),
+              ElementsAre(std::pair<const std::string, uint64_t>("txn", 4 * kKeys)));
+  EXPECT_EQ(server().accepted_connection_count(), connections) << "a write opened a connection";
 }
 
 TEST_F(RepositoryKvTest, NamespacesNeverSeeEachOthersKeys) {

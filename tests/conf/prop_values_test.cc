@@ -217,6 +217,17 @@ TEST(PropValuesTest, LogLevelIsOneOfFourNamesInAnyCaseAndUnsetByDefault) {
                 {"logLevel: 'loud' is not a log level (error, warn, info or debug)", "(line 8)"}));
 }
 
+TEST(PropValuesTest, TxnMaxOperationsIsAWholeNumberFromOneTo128AndDefaultsTo64) {
+  EXPECT_EQ(WithProp("datacenter: dc1")->txn_max_operations, 64);
+  EXPECT_EQ(WithProp("txnMaxOperations: 128")->txn_max_operations, 128);
+  EXPECT_EQ(WithProp("txnMaxOperations: 1")->txn_max_operations, 1);
+  EXPECT_THAT(WithProp("txnMaxOperations: 128")->ToString(), HasSubstr("txn_max_operations: 128"));
+  EXPECT_TRUE(IsInvalid(WithProp("txnMaxOperations: 129"),
+                        {"txnMaxOperations: '129' is not from 1 to 128", "(line 8)"}));
+  EXPECT_TRUE(IsInvalid(WithProp("txnMaxOperations: many"),
+                        {"txnMaxOperations: 'many' is not a whole number", "(line 8)"}));
+}
+
 TEST(PropValuesTest, TokenIsKeptButNeverPrinted) {
   absl::StatusOr<RegistryConfig> config = WithProp("token: s3cr3t-t0ken");
   ASSERT_TRUE(config.ok()) << config.status();

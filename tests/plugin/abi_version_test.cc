@@ -95,6 +95,7 @@ TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointSeven) {
   EXPECT_NE(api.set_log_sink, nullptr);
   EXPECT_NE(api.metrics_text, nullptr);
   EXPECT_NE(api.visit_metrics, nullptr);
+  EXPECT_NE(api.persist_batch, nullptr);
 }
 
 TEST(AbiVersionTest, HostBuiltForOnePointSixGetsItsTableAndNoMetrics) {

@@ -1,0 +1,191 @@
+// repository/persistent_writes.cc
+#include "repository/persistent_writes.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "consul/transport.h"
+#include "consul/txn.h"
+
+namespace registry {
+namespace {
+
+using consul::TxnOp;
+
+// Optimistic writes (CAS on ModifyIndex) retry on conflict; this many conflicts in a row mean
+// the key is written so often that the caller should know.
+constexpr int kMaxCasAttempts = 64;
+
+absl::Status CasConflict(absl::string_view key) {
+  return absl::AbortedError(absl::StrCat("key '", key, "' kept changing during ", kMaxCasAttempts,
+                                         " compare-and-set attempts"));
+}
+
+// An upper bound of the JSON bytes a set of `key` = `value` adds to a transaction body: the
+// value in base64, the key (escaped at worst 6 bytes per byte), the field names.
+size_t SetBytes(absl::string_view key, absl::string_view value) {
+  return (value.size() + 2) / 3 * 4 + 6 * key.size() + 80;
+}
+
+// True when a set of `key` = `value` fits a transaction of its own.
+bool FitsOneTxn(absl::string_view key, absl::string_view value) {
+  return SetBytes(key, value) + 2 <= consul::kMaxTxnBodyBytes;
+}
+
+// Sends `ops` (which apply the same twice) again while their outcome is unknown.
+absl::StatusOr<consul::TxnResult> SendIdempotent(consul::Client& client,
+                                                 consul::Canceller& canceller,
+                                                 absl::Span<const TxnOp> ops) {
+  absl::StatusOr<consul::TxnResult> sent = client.Txn(ops, &canceller);
+  consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
+  while (!sent.ok() && unknown.Retry(sent.status())) sent = client.Txn(ops, &canceller);
+  return sent;
+}
+
+absl::Status RolledBack(absl::string_view what, const consul::TxnResult& result) {
+  return absl::InternalError(
+      absl::StrCat(what, " transaction rolled back: ",
+                   result.errors.empty() ? "no reason given" : result.errors[0].what));
+}
+
+// PersistKey by a read, then a conditional write: a check-and-set PUT, or for a key a session
+// holds a check-index + delete + set transaction (which leaves it unbound). For a value too
+// large for a transaction body, and for a key found bound to a session. A write whose outcome is
+// unknown is made again from a fresh read.
+absl::Status PersistAfterRead(consul::Client& client, consul::Canceller& canceller,
+                              absl::string_view key, const std::string& consul_key,
+                              absl::string_view value) {
+  consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
+  for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+    ASSIGN_OR_RETURN(consul::KvGetResult current,
+                     client.KvGet(consul_key, consul::ConsistentRead(), &canceller));
+    bool written;
+    if (current.entry.has_value() && !current.entry->session.empty()) {
+      const std::vector<TxnOp> ops = {
+          TxnOp::CheckIndex(consul_key, current.entry->modify_index),
+          TxnOp::Delete(consul_key),
+          TxnOp::Set(consul_key, std::string(value)),
+      };
+      absl::StatusOr<consul::TxnResult> result = client.Txn(ops, &canceller);
+      if (!result.ok() && !unknown.Retry(result.status())) return result.status();
+      written = result.ok() && result->committed;
+    } else {
+      consul::KvPutOptions put;
+      put.cas = current.entry.has_value() ? current.entry->modify_index : 0;
+      absl::StatusOr<bool> put_result = client.KvPut(consul_key, value, put, &canceller);
+      if (!put_result.ok() && !unknown.Retry(put_result.status())) return put_result.status();
+      written = put_result.ok() && *put_result;
+    }
+    if (written) return absl::OkStatus();
+  }
+  return unknown.last().ok() ? CasConflict(key) : unknown.last();
+}
+
+// UpdateKey for a value too large for a transaction body: a read, then a check-and-set PUT
+// (which keeps the holder).
+absl::Status UpdateAfterRead(consul::Client& client, consul::Canceller& canceller,
+                             absl::string_view key, const std::string& consul_key,
+                             absl::string_view value) {
+  consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
+  for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
+    ASSIGN_OR_RETURN(consul::KvGetResult current,
+                     client.KvGet(consul_key, consul::ConsistentRead(), &canceller));
+    if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");
+    consul::KvPutOptions put;
+    put.cas = current.entry->modify_index;
+    absl::StatusOr<bool> written = client.KvPut(consul_key, value, put, &canceller);
+    if (!written.ok() && !unknown.Retry(written.status())) return written.status();
+    if (written.ok() && *written) return absl::OkStatus();
+  }
+  return unknown.last().ok() ? CasConflict(key) : unknown.last();
+}
+
+}  // namespace
+
+absl::Status PersistKey(consul::Client& client, consul::Canceller& canceller, absl::string_view key,
+                        const std::string& consul_key, absl::string_view value) {
+  if (!FitsOneTxn(consul_key, value)) {
+    return PersistAfterRead(client, canceller, key, consul_key, value);
+  }
+  const std::vector<TxnOp> ops = {TxnOp::Set(consul_key, std::string(value))};
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  if (!result.committed) return RolledBack("persist", result);
+  if (result.results.empty() || result.results[0].session.empty()) return absl::OkStatus();
+  // A set keeps the session holding the key: it was ephemeral, and must be made persistent.
+  return PersistAfterRead(client, canceller, key, consul_key, value);
+}
+
+absl::Status UpdateKey(consul::Client& client, consul::Canceller& canceller, absl::string_view key,
+                       const std::string& consul_key, absl::string_view value) {
+  if (!FitsOneTxn(consul_key, value)) {
+    return UpdateAfterRead(client, canceller, key, consul_key, value);
+  }
+  // The get fails the transaction when the key is absent; a set keeps the holder's session.
+  const std::vector<TxnOp> ops = {TxnOp::Get(consul_key),
+                                  TxnOp::Set(consul_key, std::string(value))};
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  if (result.committed) return absl::OkStatus();
+  for (const consul::TxnError& error : result.errors) {
+    if (error.op_index == 0) return absl::NotFoundError("the key does not exist");
+  }
+  return RolledBack("update", result);
+}
+
+absl::Status DeleteTree(consul::Client& client, consul::Canceller& canceller,
+                        const std::string& consul_key, const std::string& tree_prefix) {
+  std::vector<TxnOp> ops;
+  // The key and the tree below it go together; "<ns>/a/" never matches "<ns>/ab".
+  if (!consul_key.empty()) ops.push_back(TxnOp::Delete(consul_key));
+  ops.push_back(TxnOp::DeleteTree(tree_prefix));
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  return result.committed ? absl::OkStatus() : RolledBack("delete", result);
+}
+
+std::vector<BatchSlice> SliceBatch(absl::Span<const std::pair<std::string, std::string>> entries,
+                                   size_t max_ops) {
+  std::vector<BatchSlice> slices;
+  const size_t max_keys = std::max<size_t>(1, max_ops);  // one set per key
+  size_t begin = 0;
+  size_t bytes = 2;  // "[]"
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const size_t entry_bytes = SetBytes(entries[i].first, entries[i].second);
+    const bool full = i - begin == max_keys || bytes + entry_bytes > consul::kMaxTxnBodyBytes;
+    if (i > begin && full) {
+      slices.push_back({begin, i});
+      begin = i;
+      bytes = 2;
+    }
+    bytes += entry_bytes;
+  }
+  if (begin < entries.size()) slices.push_back({begin, entries.size()});
+  return slices;
+}
+
+absl::Status PersistSlice(consul::Client& client, consul::Canceller& canceller,
+                          absl::Span<const std::pair<std::string, std::string>> entries,
+                          BatchSlice slice) {
+  if (slice.end - slice.begin == 1) {
+    const auto& [consul_key, value] = entries[slice.begin];
+    return PersistKey(client, canceller, consul_key, consul_key, value);
+  }
+  std::vector<TxnOp> ops;
+  ops.reserve(slice.end - slice.begin);
+  for (size_t i = slice.begin; i < slice.end; ++i) {
+    ops.push_back(TxnOp::Set(entries[i].first, entries[i].second));
+  }
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  if (!result.committed) return RolledBack("persist batch", result);
+  // Keys a session held kept it (see PersistKey): each is made persistent on its own.
+  for (const consul::DirEntry& entry : result.results) {
+    if (entry.session.empty()) continue;
+    for (size_t i = slice.end; i-- > slice.begin;) {  // the last entry of the key wins
+      if (entries[i].first != entry.key) continue;
+      RETURN_IF_ERROR(PersistAfterRead(client, canceller, entry.key, entry.key, entries[i].second));
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace registry
