@@ -2,6 +2,7 @@
 #include "repository/persistent_writes.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -49,52 +50,41 @@ absl::Status RolledBack(absl::string_view what, const consul::TxnResult& result)
                    result.errors.empty() ? "no reason given" : result.errors[0].what));
 }
 
-// PersistKey by a read, then a conditional write: a check-and-set PUT, or for a key a session
-// holds a check-index + delete + set transaction (which leaves it unbound). For a value too
-// large for a transaction body, and for a key found bound to a session. A write whose outcome is
-// unknown is made again from a fresh read.
-absl::Status PersistAfterRead(consul::Client& client, consul::Canceller& canceller,
-                              absl::string_view key, const std::string& consul_key,
-                              absl::string_view value) {
-  consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
-  for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
-    ASSIGN_OR_RETURN(consul::KvGetResult current,
-                     client.KvGet(consul_key, consul::ConsistentRead(), &canceller));
-    bool written;
-    if (current.entry.has_value() && !current.entry->session.empty()) {
-      const std::vector<TxnOp> ops = {
-          TxnOp::CheckIndex(consul_key, current.entry->modify_index),
-          TxnOp::Delete(consul_key),
-          TxnOp::Set(consul_key, std::string(value)),
-      };
-      absl::StatusOr<consul::TxnResult> result = client.Txn(ops, &canceller);
-      if (!result.ok() && !unknown.Retry(result.status())) return result.status();
-      written = result.ok() && result->committed;
-    } else {
-      consul::KvPutOptions put;
-      put.cas = current.entry.has_value() ? current.entry->modify_index : 0;
-      absl::StatusOr<bool> put_result = client.KvPut(consul_key, value, put, &canceller);
-      if (!put_result.ok() && !unknown.Retry(put_result.status())) return put_result.status();
-      written = put_result.ok() && *put_result;
-    }
-    if (written) return absl::OkStatus();
+// Writes `value` iff `consul_key` is still as `current` (read just before) says: a
+// check-and-set PUT, which keeps a holder; or with `unbind`, for a key a session holds, a PUT
+// that releases it from that session (applied only while that session holds it), which leaves
+// it persistent. A plain PUT rather than a transaction: the value travels as is, so any value
+// up to Consul's limit fits. True iff written.
+absl::StatusOr<bool> ConditionalWrite(consul::Client& client, consul::Canceller& canceller,
+                                      const std::string& consul_key, absl::string_view value,
+                                      const std::optional<consul::DirEntry>& current, bool unbind) {
+  consul::KvPutOptions put;
+  if (unbind && current.has_value() && !current->session.empty()) {
+    put.release = current->session;
+  } else {
+    put.cas = current.has_value() ? current->modify_index : 0;
   }
-  return unknown.last().ok() ? CasConflict(key) : unknown.last();
+  return client.KvPut(consul_key, value, put, &canceller);
 }
 
-// UpdateKey for a value too large for a transaction body: a read, then a check-and-set PUT
-// (which keeps the holder).
-absl::Status UpdateAfterRead(consul::Client& client, consul::Canceller& canceller,
-                             absl::string_view key, const std::string& consul_key,
-                             absl::string_view value) {
+enum class AfterRead { kPersist, kUpdate };
+
+// A persist or an update by a read, then a ConditionalWrite (a persist unbinds a held key; an
+// update of an absent key is NotFound): for a value too large for a transaction body, and for
+// a persist that found the key held by a session. A write whose outcome is unknown is made
+// again from a fresh read.
+absl::Status WriteAfterRead(consul::Client& client, consul::Canceller& canceller,
+                            absl::string_view key, const std::string& consul_key,
+                            absl::string_view value, AfterRead what) {
   consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
     ASSIGN_OR_RETURN(consul::KvGetResult current,
                      client.KvGet(consul_key, consul::ConsistentRead(), &canceller));
-    if (!current.entry.has_value()) return absl::NotFoundError("the key does not exist");
-    consul::KvPutOptions put;
-    put.cas = current.entry->modify_index;
-    absl::StatusOr<bool> written = client.KvPut(consul_key, value, put, &canceller);
+    if (what == AfterRead::kUpdate && !current.entry.has_value()) {
+      return absl::NotFoundError("the key does not exist");
+    }
+    absl::StatusOr<bool> written = ConditionalWrite(client, canceller, consul_key, value,
+                                                    current.entry, what == AfterRead::kPersist);
     if (!written.ok() && !unknown.Retry(written.status())) return written.status();
     if (written.ok() && *written) return absl::OkStatus();
   }
@@ -106,20 +96,20 @@ absl::Status UpdateAfterRead(consul::Client& client, consul::Canceller& cancelle
 absl::Status PersistKey(consul::Client& client, consul::Canceller& canceller, absl::string_view key,
                         const std::string& consul_key, absl::string_view value) {
   if (!FitsOneTxn(consul_key, value)) {
-    return PersistAfterRead(client, canceller, key, consul_key, value);
+    return WriteAfterRead(client, canceller, key, consul_key, value, AfterRead::kPersist);
   }
   const std::vector<TxnOp> ops = {TxnOp::Set(consul_key, std::string(value))};
   ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
   if (!result.committed) return RolledBack("persist", result);
   if (result.results.empty() || result.results[0].session.empty()) return absl::OkStatus();
   // A set keeps the session holding the key: it was ephemeral, and must be made persistent.
-  return PersistAfterRead(client, canceller, key, consul_key, value);
+  return WriteAfterRead(client, canceller, key, consul_key, value, AfterRead::kPersist);
 }
 
 absl::Status UpdateKey(consul::Client& client, consul::Canceller& canceller, absl::string_view key,
                        const std::string& consul_key, absl::string_view value) {
   if (!FitsOneTxn(consul_key, value)) {
-    return UpdateAfterRead(client, canceller, key, consul_key, value);
+    return WriteAfterRead(client, canceller, key, consul_key, value, AfterRead::kUpdate);
   }
   // The get fails the transaction when the key is absent; a set keeps the holder's session.
   const std::vector<TxnOp> ops = {TxnOp::Get(consul_key),
@@ -181,7 +171,8 @@ absl::Status PersistSlice(consul::Client& client, consul::Canceller& canceller,
     if (entry.session.empty()) continue;
     for (size_t i = slice.end; i-- > slice.begin;) {  // the last entry of the key wins
       if (entries[i].first != entry.key) continue;
-      RETURN_IF_ERROR(PersistAfterRead(client, canceller, entry.key, entry.key, entries[i].second));
+      RETURN_IF_ERROR(WriteAfterRead(client, canceller, entry.key, entry.key, entries[i].second,
+                                     AfterRead::kPersist));
       break;
     }
   }

@@ -6,9 +6,9 @@
 // state, and reaching it twice changes nothing. A persist is a transaction rather than a plain
 // PUT because the transaction answers with the entry written: a set keeps the session holding
 // a key, and only the answer tells that the key was ephemeral and must be unbound (a read and a
-// conditional delete + set follow, in that rare case only). Writing a key's current value again
-// changes nothing in Consul, so watchers see nothing. A value too large for a transaction body
-// takes a read and a conditional write (two round trips).
+// PUT releasing it from its session follow, in that rare case only). Writing a key's current value
+// again changes nothing in Consul, so watchers see nothing. A value too large for a transaction
+// body takes a read and a conditional write (two round trips).
 //
 // Thread safety: free functions; `client` and `canceller` are thread-safe.
 #ifndef REPOSITORY_PERSISTENT_WRITES_H_

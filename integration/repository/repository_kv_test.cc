@@ -200,6 +200,23 @@ TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostStillSucceed) {
   EXPECT_EQ(repository->Update("/a", "v4").code(), absl::StatusCode::kNotFound);
 }
 
+// Values too large for a transaction body (over about 380 KiB) take a read and a conditional
+// write; up to Consul's 512 KiB they are written as any other.
+TEST_F(RepositoryKvTest, ValuesUpToTheLimitArePersistedUpdatedAndUnboundToo) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  const std::string big(512 * 1024, 'b');
+  const std::string bigger(512 * 1024, 'c');
+  ASSERT_EQ(repository->Persist("/big", big), absl::OkStatus());
+  EXPECT_THAT(*repository->Get("/big"), Optional(big));
+  ASSERT_EQ(repository->Update("/big", bigger), absl::OkStatus());
+  EXPECT_THAT(*repository->Get("/big"), Optional(bigger));
+  EXPECT_EQ(repository->Update("/absent", big).code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(repository->PersistEphemeral("/held", "e").ok());
+  ASSERT_EQ(repository->Persist("/held", big), absl::OkStatus());
+  EXPECT_EQ(HolderOf("ns/held"), "");
+  EXPECT_THAT(*repository->Get("/held"), Optional(big));
+}
+
 TEST_F(RepositoryKvTest, PersistingTheCurrentValueAgainLeavesTheKeyUntouched) {
   std::unique_ptr<Repository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/same", "v").ok());
