@@ -24,7 +24,7 @@ Outcome OutcomeOf(const HttpRequest& request, const absl::StatusOr<HttpResponse>
   if (!response.ok()) {
     const absl::Status& error = response.status();
     if (absl::IsCancelled(error)) return Outcome::kCancelled;
-    if (IsNotSent(error) || IsConnectionError(error)) return Outcome::kTransportError;
+    if (IsNotSent(error)) return Outcome::kTransportError;  // connection errors included
     return Outcome::kUnknownOutcome;
   }
   const int status = response->status;

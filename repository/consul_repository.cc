@@ -158,8 +158,9 @@ class ConsulRepository final : public Repository {
     for (const BatchSlice& slice : SliceBatch(consul_entries, options_.txn_max_operations)) {
       std::vector<std::string> keys;
       for (size_t i = slice.begin; i < slice.end; ++i) keys.push_back(consul_entries[i].first);
-      absl::Status status = keeper_.PersistentWrites(
-          keys, [&] { return PersistSlice(*client_, canceller_, consul_entries, slice); });
+      absl::Status status = keeper_.PersistentWrites(keys, /*tree=*/false, [&] {
+        return PersistSlice(*client_, canceller_, consul_entries, slice);
+      });
       if (!status.ok()) {
         return Failed("PersistBatch", entries[slice.begin].first,
                       Prefixed(absl::StrCat("entry ", slice.begin, " of ", entries.size(),

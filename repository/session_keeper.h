@@ -102,8 +102,8 @@ class SessionKeeper {
   // overwrote or deleted.
   absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
                                absl::FunctionRef<absl::Status()> write);
-  // As PersistentWrite for a write of every key of `consul_keys` (none with its tree).
-  absl::Status PersistentWrites(absl::Span<const std::string> consul_keys,
+  // As PersistentWrite for a write of every key of `consul_keys` (each with its tree if `tree`).
+  absl::Status PersistentWrites(absl::Span<const std::string> consul_keys, bool tree,
                                 absl::FunctionRef<absl::Status()> write);
 
   // Runs `update` (which keeps the key's holder) ordered against ephemeral writes; on success a

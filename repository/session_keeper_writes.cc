@@ -103,26 +103,24 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
 
 absl::Status SessionKeeper::PersistentWrite(absl::string_view consul_key, bool tree,
                                             absl::FunctionRef<absl::Status()> write) {
+  const std::string key(consul_key);
+  return PersistentWrites(absl::MakeConstSpan(&key, 1), tree, write);
+}
+
+absl::Status SessionKeeper::PersistentWrites(absl::Span<const std::string> consul_keys, bool tree,
+                                             absl::FunctionRef<absl::Status()> write) {
   absl::ReaderMutexLock write_lock(&write_mu_);
   RETURN_IF_ERROR(write());
   absl::MutexLock lock(&mu_);
-  ephemeral_.erase(std::string(consul_key));
-  if (tree) {
+  for (const std::string& consul_key : consul_keys) {
+    ephemeral_.erase(consul_key);
+    if (!tree) continue;
     const std::string prefix = absl::StrCat(consul_key, "/");
     auto it = ephemeral_.lower_bound(prefix);
     while (it != ephemeral_.end() && absl::StartsWith(it->first, prefix)) {
       it = ephemeral_.erase(it);
     }
   }
-  return absl::OkStatus();
-}
-
-absl::Status SessionKeeper::PersistentWrites(absl::Span<const std::string> consul_keys,
-                                             absl::FunctionRef<absl::Status()> write) {
-  absl::ReaderMutexLock write_lock(&write_mu_);
-  RETURN_IF_ERROR(write());
-  absl::MutexLock lock(&mu_);
-  for (const std::string& consul_key : consul_keys) ephemeral_.erase(consul_key);
   return absl::OkStatus();
 }
 
