@@ -72,20 +72,15 @@ Store::ListRead Store::List(absl::string_view prefix) const {
 
 Store::KeysRead Store::Keys(absl::string_view prefix, absl::string_view separator) const {
   KeysRead read;
-  absl::flat_hash_set<std::string> seen;
+  // Keys are visited in order, so the keys of one folder are consecutive (as in Consul's
+  // kvsListKeysTxn, which compares each cut key with the previous one).
   const ListSummary summary = VisitList(prefix, [&](const DirEntry& entry) {
-    if (separator.empty()) {
-      read.keys.push_back(entry.key);
-      return;
+    absl::string_view key = entry.key;
+    if (!separator.empty()) {
+      const size_t cut = key.find(separator, prefix.size());
+      if (cut != absl::string_view::npos) key = key.substr(0, cut + separator.size());
     }
-    absl::string_view after = absl::string_view(entry.key).substr(prefix.size());
-    size_t cut = after.find(separator);
-    if (cut == absl::string_view::npos) {
-      read.keys.push_back(entry.key);
-      return;
-    }
-    std::string folder = entry.key.substr(0, prefix.size() + cut + separator.size());
-    if (seen.insert(folder).second) read.keys.push_back(std::move(folder));
+    if (read.keys.empty() || read.keys.back() != key) read.keys.emplace_back(key);
   });
   read.index = summary.index;
   read.version = summary.version;
