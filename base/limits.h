@@ -41,6 +41,12 @@ inline constexpr int kDefaultTxnOperations = 64;
 inline constexpr int kMinTxnOperations = 1;
 inline constexpr int kMaxTxnOperations = 128;
 
+// Blocking queries (so connections) one watch of a big tree may hold. Consul serves at most 200
+// connections per client address by default (limits.http_max_conns_per_client), shared by every
+// watch, lock and request of the process; 1 never splits a watch.
+inline constexpr int kDefaultWatchQueries = 32;
+inline constexpr int kMaxWatchQueries = 180;
+
 struct Timings {
   absl::Duration session_ttl = kDefaultSessionTtl;
   absl::Duration block_query_wait = kDefaultBlockQueryWait;

@@ -36,6 +36,7 @@ constexpr absl::string_view kSessionLockDelay = "sessionLockDelayMilliseconds";
 constexpr absl::string_view kLockRetry = "lockRetryMilliseconds";
 constexpr absl::string_view kLogLevel = "logLevel";
 constexpr absl::string_view kTxnMaxOperations = "txnMaxOperations";
+constexpr absl::string_view kWatchMaxConnections = "watchMaxConnections";
 // Only in a flat props map, where there is no mode:/repository: block to carry them.
 constexpr absl::string_view kType = "type";
 constexpr absl::string_view kOverwrite = "overwrite";
@@ -51,11 +52,26 @@ constexpr DurationRule kLockRetryRule = {kMs, kMs, limits::kMaxLockRetry};
 
 std::vector<std::string> KeyList(bool with_mode_keys) {
   std::vector<std::string> keys;
-  for (absl::string_view key :
-       {kNamespace, kServerLists, kTimeToLiveSeconds, kBlockQueryTimeToSeconds,
-        kBlockQueryTimeMilliseconds, kToken, kTokenFile, kDatacenter, kTlsCaFile, kTlsVerify,
-        kTlsCertFile, kTlsKeyFile, kTlsServerName, kConnectTimeout, kRequestTimeout,
-        kSessionLockDelay, kLockRetry, kLogLevel, kTxnMaxOperations}) {
+  for (absl::string_view key : {kNamespace,
+                                kServerLists,
+                                kTimeToLiveSeconds,
+                                kBlockQueryTimeToSeconds,
+                                kBlockQueryTimeMilliseconds,
+                                kToken,
+                                kTokenFile,
+                                kDatacenter,
+                                kTlsCaFile,
+                                kTlsVerify,
+                                kTlsCertFile,
+                                kTlsKeyFile,
+                                kTlsServerName,
+                                kConnectTimeout,
+                                kRequestTimeout,
+                                kSessionLockDelay,
+                                kLockRetry,
+                                kLogLevel,
+                                kTxnMaxOperations,
+                                kWatchMaxConnections}) {
     keys.emplace_back(key);
   }
   if (with_mode_keys) {
@@ -190,6 +206,9 @@ absl::Status PropsBuilder::Apply(absl::string_view key, absl::string_view value)
   } else if (key == kTxnMaxOperations) {
     ASSIGN_OR_RETURN(config_.txn_max_operations,
                      ParseIntValue(value, limits::kMinTxnOperations, limits::kMaxTxnOperations));
+  } else if (key == kWatchMaxConnections) {
+    ASSIGN_OR_RETURN(config_.watch_max_connections,
+                     ParseIntValue(value, 1, limits::kMaxWatchQueries));
   } else if (key == kType) {
     absl::string_view type = absl::StripAsciiWhitespace(value);
     if (type.empty()) return absl::InvalidArgumentError(absl::StrCat("'", value, "' is empty"));

@@ -31,7 +31,8 @@ std::string RegistryConfig::ToString() const {
                       ", session_lock_delay: ", absl::FormatDuration(session_lock_delay),
                       ", lock_retry: ", absl::FormatDuration(lock_retry), ", log_level: ",
                       log_level.has_value() ? LogLevelName(*log_level) : "<unchanged>",
-                      ", txn_max_operations: ", txn_max_operations, "}");
+                      ", txn_max_operations: ", txn_max_operations,
+                      ", watch_max_connections: ", watch_max_connections, "}");
 }
 
 std::ostream& operator<<(std::ostream& out, const RegistryConfig& config) {

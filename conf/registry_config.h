@@ -68,6 +68,8 @@ struct RegistryConfig {
   // Operations per store transaction the servers accept (persist batches take one per key):
   // 64 for Consul up to 1.13, 128 later. [1, 128].
   int txn_max_operations = limits::kDefaultTxnOperations;
+  // Blocking queries one watch of a big tree may hold: [1, 180]; 1 never splits a watch.
+  int watch_max_connections = limits::kDefaultWatchQueries;
 
   // Returns a one-line description of every field for logs; the token shows only as
   // "<set>" or "<none>".

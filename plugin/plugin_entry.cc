@@ -46,6 +46,7 @@ absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryCo
   options.block_query_wait = config.block_query_wait;
   options.lock_retry = config.lock_retry;
   options.txn_max_operations = config.txn_max_operations;
+  options.watch_max_connections = config.watch_max_connections;
   if (config.log_level.has_value()) SetStderrLogLevel(*config.log_level);
   return NewConsulRepository(std::move(options));
 }

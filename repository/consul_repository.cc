@@ -276,6 +276,7 @@ class ConsulRepository final : public Repository {
     if (engine_ == nullptr) {
       watch::WatchEngineOptions options;
       options.block_query_wait = options_.block_query_wait;
+      options.max_queries_per_watch = options_.watch_max_connections;
       const KeySpace* space = &space_;
       options.key_mapper = [space](absl::string_view consul_key) {
         return space->RepositoryKey(consul_key);
@@ -347,6 +348,12 @@ absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& opti
     return absl::InvalidArgumentError(absl::StrCat(
         "ConsulRepositoryOptions.txn_max_operations: ", options.txn_max_operations, " is not from ",
         limits::kMinTxnOperations, " to ", limits::kMaxTxnOperations));
+  }
+  if (options.watch_max_connections < 1 ||
+      options.watch_max_connections > limits::kMaxWatchQueries) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ConsulRepositoryOptions.watch_max_connections: ", options.watch_max_connections,
+        " is not from 1 to ", limits::kMaxWatchQueries));
   }
   return consul::ValidateClientOptions(options.client);
 }

@@ -67,6 +67,8 @@ struct ConsulRepositoryOptions {
   // Operations per transaction the servers accept (PersistBatch puts one per key): 64 for
   // Consul up to 1.13, 128 later; from limits::kMinTxnOperations to kMaxTxnOperations.
   int txn_max_operations = limits::kDefaultTxnOperations;
+  // Blocking queries one watch of a big tree may hold (WatchEngineOptions::max_queries_per_watch).
+  int watch_max_connections = limits::kDefaultWatchQueries;
 };
 
 // Checks `options` without contacting any server. Errors: InvalidArgument naming the field.

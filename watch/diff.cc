@@ -36,8 +36,22 @@ WatchScope::WatchScope(std::string consul_key) : consul_key_(std::move(consul_ke
   if (!consul_key_.empty() && consul_key_.back() != '/') tree_prefix_.push_back('/');
 }
 
+WatchScope::WatchScope(std::string consul_key, std::string tree_prefix, bool single_key)
+    : consul_key_(std::move(consul_key)),
+      tree_prefix_(std::move(tree_prefix)),
+      single_key_(single_key) {}
+
+WatchScope WatchScope::Prefix(std::string prefix) {
+  std::string tree_prefix = prefix;
+  return WatchScope(std::move(prefix), std::move(tree_prefix), /*single_key=*/false);
+}
+
+WatchScope WatchScope::Key(std::string key) {
+  return WatchScope(std::move(key), "", /*single_key=*/true);
+}
+
 bool WatchScope::Contains(absl::string_view key) const {
-  return key == consul_key_ || absl::StartsWith(key, tree_prefix_);
+  return key == consul_key_ || (!single_key_ && absl::StartsWith(key, tree_prefix_));
 }
 
 DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,

@@ -31,17 +31,27 @@ using KeyMapper = std::function<std::optional<std::string>(absl::string_view con
 class WatchScope {
  public:
   explicit WatchScope(std::string consul_key);
+  // Every key starting with `prefix`, whatever follows ("ns/a" covers "ns/ab" too).
+  static WatchScope Prefix(std::string prefix);
+  // The single key `key`.
+  static WatchScope Key(std::string key);
 
   // The key given at construction; also the prefix of the recursive listing that covers the
   // scope (a superset: "ns/a" lists "ns/ab" too, which Contains() rejects).
   const std::string& consul_key() const { return consul_key_; }
+  // The prefix of every key of the scope below consul_key(): consul_key() + "/", or consul_key()
+  // for a pure prefix.
+  const std::string& tree_prefix() const { return tree_prefix_; }
 
   // True iff `key` is inside the scope.
   bool Contains(absl::string_view key) const;
 
  private:
+  WatchScope(std::string consul_key, std::string tree_prefix, bool single_key);
+
   std::string consul_key_;
   std::string tree_prefix_;  // consul_key_ + "/", or consul_key_ for a pure prefix
+  bool single_key_ = false;  // Key(): nothing below consul_key_
 };
 
 // One key as the listener last saw it.

@@ -106,9 +106,19 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
   absl::StatusOr<consul::KvListResult> listing = client_->KvList(consul_key, {}, &canceller_);
   if (!listing.ok()) return Annotate(listing.status(), consul_key);
   WatchScope scope(consul_key);
+  std::optional<SplitPlan> plan;
+  if (listing->entries.size() > options_.split_threshold) {
+    std::vector<ListedKey> keys;
+    keys.reserve(listing->entries.size());
+    for (const consul::DirEntry& entry : listing->entries) {
+      keys.push_back(ListedKey{entry.key, entry.modify_index});
+    }
+    plan = PlanSplit(scope, keys, split_limits());
+  }
   DiffResult initial = DiffListing({}, std::move(listing->entries), scope, options_.key_mapper,
                                    CompareBy::kModifyIndex);
   auto query = std::make_unique<Query>(this, std::move(scope));
+  query->plan = std::move(plan);
   query->snapshot = std::move(initial.next);
   query->tracker.Observe(listing->meta.index);
   std::vector<DataChangedEvent> replay;
@@ -242,6 +252,8 @@ bool IoLoop::TakeCommands() {
     if (raw->start_at > now) {
       raw->retry_at = raw->start_at;
       timers_.emplace(raw->retry_at, raw->id);
+    } else if (raw->plan.has_value()) {
+      StartProbes(raw, now);
     } else {
       StartQuery(raw, now);
     }
@@ -288,7 +300,7 @@ void IoLoop::DropAllOldestConnectionFirst() {
   // this order keeps closing thousands of parked queries linear.
   std::vector<std::pair<uint64_t, Query*>> order;
   order.reserve(queries_.size());
-  for (auto& [id, query] : queries_) {
+  auto add = [this, &order](Query* query) {
     curl_socket_t socket = CURL_SOCKET_BAD;
     uint64_t serial = 0;
     if (query->exchange != nullptr &&
@@ -296,7 +308,11 @@ void IoLoop::DropAllOldestConnectionFirst() {
       auto it = socket_serial_.find(socket);
       if (it != socket_serial_.end()) serial = it->second;
     }
-    order.emplace_back(serial, query.get());
+    order.emplace_back(serial, query);
+  };
+  for (auto& [id, query] : queries_) {
+    add(query.get());
+    for (auto& probe : query->probes) add(probe.get());
   }
   std::sort(order.begin(), order.end());
   for (auto& [serial, query] : order) Drop(query);
@@ -349,19 +365,34 @@ void IoLoop::CompleteFinished() {
     Query* query = reinterpret_cast<Query*>(pointer);
     if (query != nullptr && query->exchange != nullptr) Complete(query, result, now);
   }
+  retired_.clear();
+}
+
+absl::StatusOr<consul::HttpRequest> IoLoop::BuildRequest(const Query& query,
+                                                         const consul::QueryOptions& options) {
+  const std::string& key = query.scope.consul_key();
+  if (query.observer != nullptr) return consul::BuildKvGetRequest(key, options);
+  if (!query.probe.has_value()) return consul::BuildKvListRequest(key, options);
+  switch (query.probe->kind) {
+    case Probe::Kind::kKey:
+      return consul::BuildKvGetRequest(key, options);
+    case Probe::Kind::kGuard:
+      return consul::BuildKvKeysRequest(key, "/", options);
+    case Probe::Kind::kTree:
+      break;
+  }
+  return consul::BuildKvListRequest(key, options);
 }
 
 void IoLoop::StartQuery(Query* query, absl::Time now) {
   query->retry_at = absl::InfiniteFuture();
   consul::QueryOptions options;
-  options.index = query->resync ? 0 : query->tracker.next_index();
+  options.index = query->resync || query->replan ? 0 : query->tracker.next_index();
   options.wait = options_.block_query_wait;
-  absl::StatusOr<consul::HttpRequest> request =
-      query->observer != nullptr ? consul::BuildKvGetRequest(query->scope.consul_key(), options)
-                                 : consul::BuildKvListRequest(query->scope.consul_key(), options);
+  absl::StatusOr<consul::HttpRequest> request = BuildRequest(*query, options);
   const std::string server = client_->PreferredServer();
   if (!request.ok()) {
-    Fail(query, request.status(), server, now);
+    Fail(WatchOf(query), request.status(), server, now);
     return;
   }
   request->server = server;
@@ -369,7 +400,7 @@ void IoLoop::StartQuery(Query* query, absl::Time now) {
   absl::StatusOr<std::unique_ptr<consul::CurlExchange>> exchange =
       consul::CurlExchange::Start(query->easy, *std::move(request), curl_options_);
   if (!exchange.ok()) {
-    Fail(query, exchange.status(), server, now);
+    Fail(WatchOf(query), exchange.status(), server, now);
     return;
   }
   curl_easy_setopt(query->easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(query));
@@ -380,7 +411,7 @@ void IoLoop::StartQuery(Query* query, absl::Time now) {
   CURLMcode added = curl_multi_add_handle(multi_, query->easy);
   if (added != CURLM_OK) {
     exchange->reset();
-    Fail(query,
+    Fail(WatchOf(query),
          absl::ResourceExhaustedError(
              absl::StrCat("curl_multi_add_handle: ", curl_multi_strerror(added))),
          server, now);
@@ -402,6 +433,7 @@ curl_socket_t IoLoop::OpenSocket(void* data, curlsocktype purpose, curl_sockaddr
 }
 
 void IoLoop::Drop(Query* query) {
+  for (auto& probe : query->probes) Drop(probe.get());
   if (query->exchange == nullptr) return;
   curl_multi_remove_handle(multi_, query->easy);
   query->exchange.reset();

@@ -45,6 +45,7 @@
 #include "consul/kv.h"
 #include "watch/diff.h"
 #include "watch/dispatcher.h"
+#include "watch/split_plan.h"
 #include "watch/watch_engine.h"
 
 namespace registry::watch::internal {
@@ -109,6 +110,15 @@ class IoLoop {
     bool refused_new_connection = false;           // set by OpenSocket for the transfer in flight
     absl::Time retry_at = absl::InfiniteFuture();  // when a back-off ends (no query then)
     bool counted_active = false;  // in registry_consul_watches_active (set by Register)
+    // Split watches (io_loop_split.cc). A watch's query is idle while `probes` run; each probe is
+    // a Query with `watch` set and its own transfer, index and `scope` (the part it reads),
+    // sharing the watch's id, snapshot, back-off and listener. A probe never backs off itself:
+    // any trouble ends the split and the watch re-lists (`replan`) or backs off.
+    Query* watch = nullptr;                      // a probe's watch; null for a watch
+    std::optional<Probe> probe;                  // what a probe reads
+    std::optional<SplitPlan> plan;               // a watch's plan: set while split, or pending
+    std::vector<std::unique_ptr<Query>> probes;  // a watch's probes while split
+    bool replan = false;  // next query is a plain re-list diffed by index, then a new plan
   };
 
   // CURLOPT_OPENSOCKETFUNCTION of every query (`data` is its Query).
@@ -134,6 +144,10 @@ class IoLoop {
   // Hands every transfer libcurl reports finished to Complete().
   void CompleteFinished();
   void StartQuery(Query* query, absl::Time now);
+  // The request of `query`'s next transfer: a key watch's or key probe's read, a guard's names,
+  // or a recursive listing.
+  static absl::StatusOr<consul::HttpRequest> BuildRequest(const Query& query,
+                                                          const consul::QueryOptions& options);
   // Hands a new watch's query to the IO thread; FailedPrecondition (naming the key) once closed.
   absl::StatusOr<WatchId> Register(std::unique_ptr<Query> query, DataChangedListener listener,
                                    std::vector<DataChangedEvent> replay);
@@ -145,7 +159,8 @@ class IoLoop {
              uint64_t index, absl::Time now);
   absl::Status DeliverDiff(Query* query, const consul::HttpRequest& request,
                            const consul::HttpResponse& response, CompareBy compare);
-  absl::StatusOr<DiffResult> Diff(Query* query, const consul::HttpRequest& request,
+  absl::StatusOr<DiffResult> Diff(Snapshot* previous, const WatchScope& scope,
+                                  const consul::HttpRequest& request,
                                   const consul::HttpResponse& response, CompareBy compare);
   absl::Status DeliverKeyState(Query* query, const consul::HttpRequest& request,
                                const consul::HttpResponse& response);
@@ -154,6 +169,31 @@ class IoLoop {
   // answer rather than a failure.
   void BackOff(Query* query, absl::Time now, bool suspicious);
   void Drop(Query* query);
+
+  // io_loop_split.cc.
+  SplitLimits split_limits() const {
+    return SplitLimits{options_.split_threshold, options_.max_queries_per_watch};
+  }
+  static Query* WatchOf(Query* query) { return query->watch != nullptr ? query->watch : query; }
+  // After a watch's listing: splits it when big (PlanSplit), else starts its next query.
+  void StartOrSplit(Query* watch, const consul::HttpResponse& listing, absl::Time now);
+  // Starts one probe per entry of watch->plan.
+  void StartProbes(Query* watch, absl::Time now);
+  // Stops a split watch's probes (they are freed once no finished transfer refers to them).
+  void Unsplit(Query* watch);
+  // Ends the split and re-lists the whole watch at once: a name no probe covers appeared, or a
+  // probe's part became empty.
+  void Replan(Query* watch, absl::Time now);
+  void ApplyProbe(Query* probe, const consul::HttpRequest& request,
+                  const consul::HttpResponse& response, uint64_t index, absl::Time now);
+  // Whether the plan still holds after a guard's answer: false when a name no probe covers
+  // appeared or the folder is gone.
+  absl::StatusOr<bool> GuardHolds(Query* guard, const consul::HttpRequest& request,
+                                  const consul::HttpResponse& response);
+  // Diffs a tree or key probe's answer against its part of the watch's snapshot and queues the
+  // events; false when the part is empty now (the plan no longer holds).
+  absl::StatusOr<bool> DeliverPart(Query* probe, const consul::HttpRequest& request,
+                                   const consul::HttpResponse& response);
 
   const WatchEngineOptions options_;
   consul::Client* const client_;
@@ -184,6 +224,9 @@ class IoLoop {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;  // lazy: stale
                                                                                 // entries skipped
   absl::BitGen rng_;
+  // Probes of ended splits: a finished transfer being handled may still name their handles, so
+  // they are freed at the end of CompleteFinished().
+  std::vector<std::unique_ptr<Query>> retired_;
 };
 
 }  // namespace registry::watch::internal

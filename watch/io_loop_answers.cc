@@ -46,26 +46,37 @@ void IoLoop::Complete(Query* query, CURLcode result, absl::Time now) {
   const consul::HttpRequest& request = exchange->request();
   absl::StatusOr<consul::HttpResponse> response = exchange->Finish(result);
   if (query->refused_new_connection) {  // not a failure: re-list at once on a new connection
-    query->resync = true;
-    StartQuery(query, now);
+    Query* watch = WatchOf(query);
+    Unsplit(watch);
+    watch->resync = true;
+    StartQuery(watch, now);
     return;
   }
   consul::RecordExchange(request, response, now - query->sent_at);
   absl::StatusOr<consul::QueryMeta> meta = UsableAnswer(request, response);
   client_->ReportOutcome(meta.status());  // the repository's connection state hears watches too
   if (!meta.ok()) {
-    Fail(query, meta.status(), request.server, now);
+    Fail(WatchOf(query), meta.status(), request.server, now);
     return;
   }
-  Apply(query, request, *response, meta->index, now);
+  if (query->watch != nullptr) {
+    ApplyProbe(query, request, *response, meta->index, now);
+  } else {
+    Apply(query, request, *response, meta->index, now);
+  }
 }
 
 void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
                    const consul::HttpResponse& response, uint64_t index, absl::Time now) {
   const bool resync = query->resync;
+  const bool replan = std::exchange(query->replan, false);
   query->trust_new_connection = query->sent_index == 0;
-  const consul::IndexTracker::Change change =
+  consul::IndexTracker::Change change =
       resync ? consul::IndexTracker::Change::kReset : query->tracker.Observe(index);
+  // A re-list for a new plan: the index history holds, and the plan must be made whatever came.
+  if (replan && change == consul::IndexTracker::Change::kUnchanged) {
+    change = consul::IndexTracker::Change::kChanged;
+  }
   // An early answer that is no change (or an index reset) is suspicious: back off rather than
   // spin. A plain read (index 0) answers at once by design.
   const bool early = query->sent_index != 0 && now - query->sent_at < options_.block_query_wait / 2;
@@ -105,12 +116,17 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
   // A proper blocking answer ends any back-off; a re-list ends one caused by failures (the
   // server answers again) but not one caused by suspicious answers (they may come back).
   if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff_steps = 0;
-  StartQuery(query, now);
+  if (query->observer != nullptr) {
+    StartQuery(query, now);
+  } else {
+    StartOrSplit(query, response, now);
+  }
 }
 
 absl::Status IoLoop::DeliverDiff(Query* query, const consul::HttpRequest& request,
                                  const consul::HttpResponse& response, CompareBy compare) {
-  absl::StatusOr<DiffResult> diff = Diff(query, request, response, compare);
+  absl::StatusOr<DiffResult> diff =
+      Diff(&query->snapshot, query->scope, request, response, compare);
   if (!diff.ok()) return diff.status();
   query->snapshot = std::move(diff->next);
   dispatcher_->Enqueue(query->id, std::move(diff->events));
@@ -131,18 +147,19 @@ absl::Status IoLoop::DeliverKeyState(Query* query, const consul::HttpRequest& re
   return absl::OkStatus();
 }
 
-absl::StatusOr<DiffResult> IoLoop::Diff(Query* query, const consul::HttpRequest& request,
+absl::StatusOr<DiffResult> IoLoop::Diff(Snapshot* previous, const WatchScope& scope,
+                                        const consul::HttpRequest& request,
                                         const consul::HttpResponse& response, CompareBy compare) {
   if (response.status == 200) {
-    std::optional<DiffResult> diff = DiffListingBody(&query->snapshot, response.body, query->scope,
-                                                     options_.key_mapper, compare);
+    std::optional<DiffResult> diff =
+        DiffListingBody(previous, response.body, scope, options_.key_mapper, compare);
     if (diff.has_value()) return std::move(*diff);
   }
   // 404 (an empty subtree), or a body the fast path does not take.
   absl::StatusOr<consul::KvListResult> listing = consul::ParseKvListResponse(request, response);
   if (!listing.ok()) return listing.status();
-  return DiffListing(std::move(query->snapshot), std::move(listing->entries), query->scope,
-                     options_.key_mapper, compare);
+  return DiffListing(std::move(*previous), std::move(listing->entries), scope, options_.key_mapper,
+                     compare);
 }
 
 void IoLoop::Fail(Query* query, const absl::Status& status, const std::string& server,
@@ -157,6 +174,7 @@ void IoLoop::Fail(Query* query, const absl::Status& status, const std::string& s
 }
 
 void IoLoop::BackOff(Query* query, absl::Time now, bool suspicious) {
+  Unsplit(query);
   query->backoff_suspicious = suspicious;
   // The query after a back-off is a plain re-list: whatever happened meanwhile (even an index
   // reset that no parked query saw) is diffed by content at once.

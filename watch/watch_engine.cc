@@ -36,6 +36,12 @@ absl::Status ValidateWatchEngineOptions(const WatchEngineOptions& options) {
   if (options.dispatcher.batch_size < 1) {
     return absl::InvalidArgumentError("watch engine option dispatcher.batch_size: 0 is below 1");
   }
+  if (options.max_queries_per_watch < 1 ||
+      options.max_queries_per_watch > limits::kMaxWatchQueries) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("watch engine option max_queries_per_watch: ", options.max_queries_per_watch,
+                     " is not from 1 to ", limits::kMaxWatchQueries));
+  }
   return absl::OkStatus();
 }
 

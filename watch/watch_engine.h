@@ -42,6 +42,17 @@
 // never on the IO thread; an exception thrown by a listener is caught and logged, and the watch
 // goes on. The first failure of a streak and the recovery are logged to stderr (no token).
 //
+// Split watches. A subtree watch whose listing holds more than split_threshold keys splits into
+// blocking queries on parts of the tree (watch/split_plan.h): below the first folder with more
+// than one name, its names are grouped by string prefix, one recursive query per group, plus a
+// `?keys&separator=/` guard on each folder from the root down that notices a name outside every
+// group. A change then re-reads its group only (~100 keys instead of the tree). Every key is
+// read by exactly one query, so per-key order holds; any failure or odd answer of one query
+// ends the split, and the watch backs off and re-lists as above; a new name outside the plan,
+// or a group that became empty, re-lists at once; a re-listed big tree is planned again. The
+// cost: up to max_queries_per_watch connections for the watch, and each guard answers (a few
+// names) on every change below it.
+//
 // Key watches. WatchKey() follows one key rather than a subtree, for code that needs more of the
 // entry than events carry (a lock monitor needs the session holding the key): its observer gets
 // the key's whole entry. It shares the IO thread, the back-off, the failover and the listener
@@ -91,6 +102,11 @@ struct WatchEngineOptions {
   KeyMapper key_mapper;
   // How listeners are run (worker count, stall threshold).
   DispatcherOptions dispatcher;
+  // Big trees (see "Split watches" above). A subtree watch whose listing holds more than
+  // split_threshold keys splits into at most max_queries_per_watch blocking queries (so as many
+  // connections): one per group of folders, plus guards that notice new folders. 1 never splits.
+  size_t split_threshold = 1024;
+  int max_queries_per_watch = limits::kDefaultWatchQueries;
 };
 
 // Receives the state of one key: its entry, or nullopt when it does not exist.

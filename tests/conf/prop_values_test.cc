@@ -224,6 +224,10 @@ TEST(PropValuesTest, TxnMaxOperationsIsAWholeNumberFromOneTo128AndDefaultsTo64) 
   EXPECT_THAT(WithProp("txnMaxOperations: 128")->ToString(), HasSubstr("txn_max_operations: 128"));
   EXPECT_TRUE(IsInvalid(WithProp("txnMaxOperations: 129"),
                         {"txnMaxOperations: '129' is not from 1 to 128", "(line 8)"}));
+  EXPECT_EQ(WithProp("datacenter: dc1")->watch_max_connections, 32);
+  EXPECT_EQ(WithProp("watchMaxConnections: 128")->watch_max_connections, 128);
+  EXPECT_TRUE(IsInvalid(WithProp("watchMaxConnections: 0"),
+                        {"watchMaxConnections: '0' is not from 1 to 180", "(line 8)"}));
   EXPECT_TRUE(IsInvalid(WithProp("txnMaxOperations: many"),
                         {"txnMaxOperations: 'many' is not a whole number", "(line 8)"}));
 }

@@ -93,6 +93,17 @@ TEST(ConsulRepositoryOptionsTest, DefaultsAreThoseOfARegistryYamlThatOmitsEveryP
   EXPECT_EQ(options.lock_retry, yaml.lock_retry);
   EXPECT_EQ(options.client.connect_timeout, yaml.connect_timeout);
   EXPECT_EQ(options.client.request_timeout, yaml.request_timeout);
+  EXPECT_EQ(options.txn_max_operations, yaml.txn_max_operations);
+  EXPECT_EQ(options.watch_max_connections, yaml.watch_max_connections);
+}
+
+TEST(ConsulRepositoryOptionsTest, RejectsWatchConnectionsOutsideOneTo180) {
+  ConsulRepositoryOptions options;
+  options.namespace_name = "ns";
+  options.watch_max_connections = 181;
+  absl::Status status = ValidateConsulRepositoryOptions(options);
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_NE(status.message().find("watch_max_connections: 181"), absl::string_view::npos) << status;
 }
 
 TEST(ConsulRepositoryOptionsTest, RejectsBadClientOptions) {

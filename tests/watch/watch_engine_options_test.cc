@@ -1,4 +1,5 @@
 // Option validation of the watch engine (no server needed).
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "watch/watch_engine.h"
 
@@ -29,6 +30,20 @@ TEST(WatchEngineOptionsTest, RetryMaxBelowRetryMinIsRejected) {
   options.retry_max = absl::Seconds(1);
   absl::Status status = ValidateWatchEngineOptions(options);
   EXPECT_NE(status.message().find("retry_max"), absl::string_view::npos) << status;
+}
+
+TEST(WatchEngineOptionsTest, QueriesPerWatchOutsideOneTo180AreRejectedNamingTheField) {
+  WatchEngineOptions options;
+  for (int bad : {0, 181}) {
+    options.max_queries_per_watch = bad;
+    absl::Status status = ValidateWatchEngineOptions(options);
+    EXPECT_TRUE(absl::IsInvalidArgument(status));
+    EXPECT_NE(status.message().find(absl::StrCat("max_queries_per_watch: ", bad)),
+              absl::string_view::npos)
+        << status;
+  }
+  options.max_queries_per_watch = 1;
+  EXPECT_TRUE(ValidateWatchEngineOptions(options).ok());
 }
 
 TEST(WatchEngineOptionsTest, CreateRejectsBadClientOptions) {

@@ -1,0 +1,177 @@
+// watch/io_loop_split.cc
+//
+// Split watches, on the IO thread (the plan itself is watch/split_plan.h). A split watch's own
+// query is idle; its probes run instead, each one transfer of its own. Whatever goes wrong with
+// a probe ends the split as a whole, and the watch falls back on what an unsplit watch does:
+// a failure or an odd answer backs off and re-lists, a name outside the plan or an emptied part
+// re-lists at once. A re-list of a big tree ends with a new plan, so the watch converges on a
+// plan that matches the tree.
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "base/log.h"
+#include "consul/kv.h"
+#include "watch/io_loop.h"
+#include "watch/listing_parser.h"
+
+namespace registry::watch::internal {
+namespace {
+
+WatchScope ScopeOf(const Probe& probe) {
+  return probe.kind == Probe::Kind::kKey ? WatchScope::Key(probe.prefix)
+                                         : WatchScope::Prefix(probe.prefix);
+}
+
+// The keys and indexes of a listing's body (copies: the parser's views live only per entry).
+std::optional<std::vector<std::pair<std::string, uint64_t>>> ListedKeys(absl::string_view body) {
+  std::vector<std::pair<std::string, uint64_t>> keys;
+  const bool parsed = ForEachListingEntry(body, [&keys](const ListingEntryView& entry) {
+    keys.emplace_back(std::string(entry.key), entry.modify_index);
+    return true;
+  });
+  if (!parsed) return std::nullopt;
+  return keys;
+}
+
+// The entries of `snapshot` (sorted by key) inside `scope`: a contiguous run.
+std::pair<Snapshot::iterator, Snapshot::iterator> RangeOf(Snapshot& snapshot,
+                                                          const WatchScope& scope) {
+  auto first = std::lower_bound(
+      snapshot.begin(), snapshot.end(), scope.consul_key(),
+      [](const KnownEntry& entry, const std::string& key) { return entry.consul_key < key; });
+  auto last = std::find_if(first, snapshot.end(), [&scope](const KnownEntry& entry) {
+    return !scope.Contains(entry.consul_key);
+  });
+  return {first, last};
+}
+
+}  // namespace
+
+void IoLoop::StartOrSplit(Query* watch, const consul::HttpResponse& listing, absl::Time now) {
+  watch->plan.reset();
+  if (listing.status == 200 && watch->snapshot.size() > options_.split_threshold) {
+    if (auto keys = ListedKeys(listing.body)) {
+      std::vector<ListedKey> views;
+      views.reserve(keys->size());
+      for (const auto& [key, index] : *keys) views.push_back(ListedKey{key, index});
+      watch->plan = PlanSplit(watch->scope, views, split_limits());
+    }
+  }
+  if (watch->plan.has_value()) {
+    StartProbes(watch, now);
+  } else {
+    StartQuery(watch, now);
+  }
+}
+
+void IoLoop::StartProbes(Query* watch, absl::Time now) {
+  if (!watch->plan.has_value()) return;
+  Log(LogLevel::kDebug, "watch", "'", watch->scope.consul_key(), "': ", watch->snapshot.size(),
+      " keys, split into ", watch->plan->probes.size(), " blocking queries");
+  for (const Probe& planned : watch->plan->probes) {
+    auto probe = std::make_unique<Query>(this, ScopeOf(planned));
+    probe->id = watch->id;
+    probe->watch = watch;
+    probe->probe = planned;
+    probe->easy = curl_easy_init();
+    if (probe->easy == nullptr) {  // no split then; the whole watch still works
+      Unsplit(watch);
+      StartQuery(watch, now);
+      return;
+    }
+    if (planned.start_index != 0) probe->tracker.Observe(planned.start_index);
+    watch->probes.push_back(std::move(probe));
+  }
+  // Started once all exist: a failure to start one ends the split (Fail -> BackOff -> Unsplit).
+  for (size_t i = 0; i < watch->probes.size(); ++i) {
+    const size_t before = watch->probes.size();
+    StartQuery(watch->probes[i].get(), now);
+    if (watch->probes.size() != before) return;
+  }
+}
+
+void IoLoop::Unsplit(Query* watch) {
+  for (std::unique_ptr<Query>& probe : watch->probes) {
+    Drop(probe.get());
+    retired_.push_back(std::move(probe));
+  }
+  watch->probes.clear();
+  watch->plan.reset();
+}
+
+void IoLoop::Replan(Query* watch, absl::Time now) {
+  Unsplit(watch);
+  watch->replan = true;
+  StartQuery(watch, now);
+}
+
+void IoLoop::ApplyProbe(Query* probe, const consul::HttpRequest& request,
+                        const consul::HttpResponse& response, uint64_t index, absl::Time now) {
+  Query* watch = probe->watch;
+  probe->trust_new_connection = probe->sent_index == 0;
+  const consul::IndexTracker::Change change = probe->tracker.Observe(index);
+  const bool early = probe->sent_index != 0 && now - probe->sent_at < options_.block_query_wait / 2;
+  if (change == consul::IndexTracker::Change::kReset ||
+      (change == consul::IndexTracker::Change::kUnchanged && early)) {
+    BackOff(watch, now, /*suspicious=*/true);  // as an unsplit watch would
+    return;
+  }
+  if (change == consul::IndexTracker::Change::kChanged) {
+    absl::StatusOr<bool> plan_holds = probe->probe->kind == Probe::Kind::kGuard
+                                          ? GuardHolds(probe, request, response)
+                                          : DeliverPart(probe, request, response);
+    if (!plan_holds.ok()) {
+      Fail(watch, plan_holds.status(), request.server, now);
+      return;
+    }
+    if (!*plan_holds) {
+      Replan(watch, now);
+      return;
+    }
+  }
+  StartQuery(probe, now);
+}
+
+absl::StatusOr<bool> IoLoop::GuardHolds(Query* guard, const consul::HttpRequest& request,
+                                        const consul::HttpResponse& response) {
+  absl::StatusOr<consul::KvKeysResult> names = consul::ParseKvKeysResponse(request, response);
+  if (!names.ok()) return names.status();
+  if (names->keys.empty()) return false;  // the folder is gone: the plan is out of date
+  const SplitPlan& plan = *guard->watch->plan;
+  for (const std::string& name : names->keys) {
+    if (!plan.Covers(guard->watch->scope, name)) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<bool> IoLoop::DeliverPart(Query* probe, const consul::HttpRequest& request,
+                                         const consul::HttpResponse& response) {
+  Query* watch = probe->watch;
+  auto [first, last] = RangeOf(watch->snapshot, probe->scope);
+  Snapshot part(std::make_move_iterator(first), std::make_move_iterator(last));
+  absl::StatusOr<DiffResult> diff =
+      Diff(&part, probe->scope, request, response, CompareBy::kModifyIndex);
+  if (!diff.ok()) {
+    std::move(part.begin(), part.end(), first);  // untouched by a failed diff: put it back
+    return diff.status();
+  }
+  if (diff->next.size() == part.size()) {  // updates only: no need to shift the rest
+    std::move(diff->next.begin(), diff->next.end(), first);
+  } else {
+    auto at = watch->snapshot.erase(first, last);
+    watch->snapshot.insert(at, std::make_move_iterator(diff->next.begin()),
+                           std::make_move_iterator(diff->next.end()));
+  }
+  dispatcher_->Enqueue(watch->id, std::move(diff->events));
+  // An emptied group would wake on every write to the store (Consul's index of an empty prefix
+  // is the whole table's): plan again instead. A missing key is normal for the watched key; on
+  // Consul before 1.9 its probe then wakes on every write too (one small answer each).
+  return response.status == 200 || probe->probe->kind == Probe::Kind::kKey;
+}
+
+}  // namespace registry::watch::internal
