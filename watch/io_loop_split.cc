@@ -134,6 +134,8 @@ void IoLoop::ApplyProbe(Query* probe, const consul::HttpRequest& request,
       return;
     }
   }
+  // A proper blocking answer ends the watch's run of back-offs, as it does for an unsplit watch.
+  if (probe->sent_index != 0) watch->backoff_steps = 0;
   StartQuery(probe, now);
 }
 
@@ -160,7 +162,8 @@ absl::StatusOr<bool> IoLoop::DeliverPart(Query* probe, const consul::HttpRequest
     std::move(part.begin(), part.end(), first);  // untouched by a failed diff: put it back
     return diff.status();
   }
-  if (diff->next.size() == part.size()) {  // updates only: no need to shift the rest
+  // (`part` itself may have been consumed by the diff.)
+  if (diff->next.size() == static_cast<size_t>(last - first)) {  // no shift of the rest needed
     std::move(diff->next.begin(), diff->next.end(), first);
   } else {
     auto at = watch->snapshot.erase(first, last);

@@ -48,9 +48,74 @@ class WatchFaultsTest : public registry::testing::DevServerOnly<WatchTest> {
         << "listener " << Describe(mirror_.view()) << " vs server " << Describe(expected);
   }
 
+  // Three writers put, delete and delete folders of "ns/a/<0..11>/<0..2>" while faults
+  // (failed requests, dropped connections, index resets) hit the server.
+  void WriteRandomlyUnderFaultsThenExpectConvergence();
+
   std::unique_ptr<WatchEngine> engine_;
   Mirror mirror_;
 };
+
+void WatchFaultsTest::WriteRandomlyUnderFaultsThenExpectConvergence() {
+  // Faults are paced by the writers' progress, not by the clock: a client that backs off while a
+  // fault lasts would otherwise meet a new fault on every retry and never finish its writes.
+  absl::Mutex mu;
+  int writes_done = 0;   // guarded by mu
+  int writers_left = 3;  // guarded by mu
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 3; ++w) {
+    writers.emplace_back([&, w] {
+      absl::BitGen rng;
+      for (int i = 0; i < 150; ++i) {
+        std::string key =
+            absl::StrCat("ns/a/", absl::Uniform(rng, 0, 12), "/", absl::Uniform(rng, 0, 3));
+        int action = absl::Uniform(rng, 0, 10);
+        if (action < 6) {
+          raw().KvPut(key, absl::StrCat("w", w, "-", i)).IgnoreError();
+        } else if (action < 9) {
+          raw().KvDelete(key).IgnoreError();
+        } else {
+          consul::KvDeleteOptions recurse;
+          recurse.recurse = true;
+          raw().KvDelete(key.substr(0, key.rfind('/')), recurse).IgnoreError();
+        }
+        absl::MutexLock lock(&mu);
+        ++writes_done;
+      }
+      absl::MutexLock lock(&mu);
+      --writers_left;
+    });
+  }
+  std::thread faults([&] {
+    absl::BitGen rng;
+    for (int round = 0;; ++round) {
+      switch (round % 4) {
+        case 0:
+          server().FailNextRequests(absl::Uniform(rng, 1, 6));
+          break;
+        case 1:
+          server().DropAllConnections();
+          break;
+        case 2:
+          server().ResetIndex(absl::Uniform<uint64_t>(rng, 1, 50));
+          break;
+        case 3:
+          server().DropNextConnections(absl::Uniform(rng, 1, 4));
+          break;
+      }
+      absl::MutexLock lock(&mu);
+      const int next_fault_at = writes_done + absl::Uniform(rng, 1, 5);
+      auto due = [&] { return writers_left == 0 || writes_done >= next_fault_at; };
+      mu.Await(absl::Condition(&due));
+      if (writers_left == 0) return;
+    }
+  });
+  for (std::thread& writer : writers) writer.join();
+  faults.join();
+  server().ClearFaults();
+  Put("ns/a/final", "done");
+  ExpectConverged();
+}
 
 TEST_F(WatchFaultsTest, IndexResetReplaysMissedChangesAsEvents) {
   Put("ns/a/keep", "1");
@@ -116,64 +181,19 @@ TEST_F(WatchFaultsTest, RestartedEmptyServerIsReportedAsDeletions) {
 
 TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerState) {
   WatchA();
-  // Faults are paced by the writers' progress, not by the clock: a client that backs off while a
-  // fault lasts would otherwise meet a new fault on every retry and never finish its writes.
-  absl::Mutex mu;
-  int writes_done = 0;   // guarded by mu
-  int writers_left = 3;  // guarded by mu
-  std::vector<std::thread> writers;
-  for (int w = 0; w < 3; ++w) {
-    writers.emplace_back([&, w] {
-      absl::BitGen rng;
-      for (int i = 0; i < 150; ++i) {
-        std::string key =
-            absl::StrCat("ns/a/", absl::Uniform(rng, 0, 12), "/", absl::Uniform(rng, 0, 3));
-        int action = absl::Uniform(rng, 0, 10);
-        if (action < 6) {
-          raw().KvPut(key, absl::StrCat("w", w, "-", i)).IgnoreError();
-        } else if (action < 9) {
-          raw().KvDelete(key).IgnoreError();
-        } else {
-          consul::KvDeleteOptions recurse;
-          recurse.recurse = true;
-          raw().KvDelete(key.substr(0, key.rfind('/')), recurse).IgnoreError();
-        }
-        absl::MutexLock lock(&mu);
-        ++writes_done;
-      }
-      absl::MutexLock lock(&mu);
-      --writers_left;
-    });
-  }
-  std::thread faults([&] {
-    absl::BitGen rng;
-    for (int round = 0;; ++round) {
-      switch (round % 4) {
-        case 0:
-          server().FailNextRequests(absl::Uniform(rng, 1, 6));
-          break;
-        case 1:
-          server().DropAllConnections();
-          break;
-        case 2:
-          server().ResetIndex(absl::Uniform<uint64_t>(rng, 1, 50));
-          break;
-        case 3:
-          server().DropNextConnections(absl::Uniform(rng, 1, 4));
-          break;
-      }
-      absl::MutexLock lock(&mu);
-      const int next_fault_at = writes_done + absl::Uniform(rng, 1, 5);
-      auto due = [&] { return writers_left == 0 || writes_done >= next_fault_at; };
-      mu.Await(absl::Condition(&due));
-      if (writers_left == 0) return;
-    }
-  });
-  for (std::thread& writer : writers) writer.join();
-  faults.join();
-  server().ClearFaults();
-  Put("ns/a/final", "done");
-  ExpectConverged();
+  WriteRandomlyUnderFaultsThenExpectConvergence();
+}
+
+// The same with a watch that splits (up to 12 folders of 3 keys) and plans again after faults.
+TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerStateWhenSplit) {
+  engine_->Close();
+  WatchEngineOptions options = EngineOptions(absl::Seconds(3));
+  options.split_threshold = 8;
+  options.max_queries_per_watch = 8;
+  engine_ = NewEngine(options);
+  ASSERT_NE(engine_, nullptr);
+  WatchA();
+  WriteRandomlyUnderFaultsThenExpectConvergence();
 }
 
 }  // namespace
