@@ -46,8 +46,8 @@ sys.exit(0 if isinstance(value, dict) else "JSON, but not an object")' <"$scratc
 
 check_one kv_bench --server=dev --ops=50 --rounds=1
 check_one lock_bench --server=dev --cycles=1 --handoffs=1 --settle_ms=1
-# watch_bench takes no size flags; "latency" is its short part ("scale" parks 10,000 watches).
-check_one watch_bench latency dev
+# "latency" is watch_bench's short part ("scale" parks 10,000 watches); 20 writes per case.
+check_one watch_bench latency dev --writes=20
 
 if [ "$failures" -ne 0 ]; then
   echo "bench-smoke: $failures driver(s) failed"
