@@ -14,14 +14,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using Type = DataChangedEvent::Type;
 
-DataChangedEvent Event(Type type, std::string key, std::string value) {
-  DataChangedEvent event;
-  event.type = type;
-  event.key = std::move(key);
-  event.value = std::move(value);
-  return event;
-}
-
 class WatchEventsTest : public WatchTest {
  protected:
   void SetUp() override {

@@ -71,6 +71,14 @@ std::vector<std::string> Mirror::violations() {
   return violations_;
 }
 
+DataChangedEvent Event(DataChangedEvent::Type type, std::string key, std::string value) {
+  DataChangedEvent event;
+  event.type = type;
+  event.key = std::move(key);
+  event.value = std::move(value);
+  return event;
+}
+
 std::string Describe(const DataChangedEvent& event) {
   return absl::StrCat(DataChangedEventTypeName(event.type), " ", event.key, "=",
                       event.value.value_or("<none>"));

@@ -55,6 +55,9 @@ class Mirror {
   std::vector<std::string> violations_ ABSL_GUARDED_BY(mu_);
 };
 
+// The event `type` of `key` with `value`, to compare with what a Mirror received.
+DataChangedEvent Event(DataChangedEvent::Type type, std::string key, std::string value);
+
 // "ADDED /a=v" for test messages.
 std::string Describe(const DataChangedEvent& event);
 std::string Describe(const std::vector<DataChangedEvent>& events);

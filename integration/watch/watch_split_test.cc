@@ -23,14 +23,6 @@ using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAreArray;
 using Type = DataChangedEvent::Type;
 
-DataChangedEvent Event(Type type, std::string key, std::string value) {
-  DataChangedEvent event;
-  event.type = type;
-  event.key = std::move(key);
-  event.value = std::move(value);
-  return event;
-}
-
 // Folders a0..a3 and b0..b3 of six keys. Planned with 7 queries: guards on "ns/t" and "ns/t/",
 // then the groups "a" and "b", and "a" split into a0..a3 (splitting "b" too would need 10).
 constexpr int kFolders = 8;
