@@ -119,6 +119,9 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
                                    CompareBy::kModifyIndex);
   auto query = std::make_unique<Query>(this, std::move(scope));
   query->plan = std::move(plan);
+  if (!query->plan.has_value() && initial.next.size() > options_.split_threshold) {
+    query->declined_at = initial.next.size();
+  }
   query->snapshot = std::move(initial.next);
   query->tracker.Observe(listing->meta.index);
   std::vector<DataChangedEvent> replay;

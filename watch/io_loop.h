@@ -119,6 +119,10 @@ class IoLoop {
     std::optional<SplitPlan> plan;               // a watch's plan: set while split, or pending
     std::vector<std::unique_ptr<Query>> probes;  // a watch's probes while split
     bool replan = false;  // next query is a plain re-list diffed by index, then a new plan
+    // Keys in the view when PlanSplit last declined this watch (0: not declined since the last
+    // re-list). Planning again costs a second parse of the listing, so a tree that cannot be
+    // split (a flat prefix) is planned again only once it grew by a quarter, or re-listed.
+    size_t declined_at = 0;
   };
 
   // CURLOPT_OPENSOCKETFUNCTION of every query (`data` is its Query).

@@ -116,6 +116,7 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
   // A proper blocking answer ends any back-off; a re-list ends one caused by failures (the
   // server answers again) but not one caused by suspicious answers (they may come back).
   if (query->sent_index != 0 || !query->backoff_suspicious) query->backoff_steps = 0;
+  if (resync || replan) query->declined_at = 0;
   if (query->observer != nullptr) {
     StartQuery(query, now);
   } else {

@@ -54,13 +54,18 @@ std::pair<Snapshot::iterator, Snapshot::iterator> RangeOf(Snapshot& snapshot,
 
 void IoLoop::StartOrSplit(Query* watch, const consul::HttpResponse& listing, absl::Time now) {
   watch->plan.reset();
-  if (listing.status == 200 && watch->snapshot.size() > options_.split_threshold) {
+  const size_t size = watch->snapshot.size();
+  const bool worth_planning = listing.status == 200 && size > options_.split_threshold &&
+                              options_.max_queries_per_watch > 1 &&
+                              size > watch->declined_at + watch->declined_at / 4;
+  if (worth_planning) {
     if (auto keys = ListedKeys(listing.body)) {
       std::vector<ListedKey> views;
       views.reserve(keys->size());
       for (const auto& [key, index] : *keys) views.push_back(ListedKey{key, index});
       watch->plan = PlanSplit(watch->scope, views, split_limits());
     }
+    watch->declined_at = watch->plan.has_value() ? 0 : size;
   }
   if (watch->plan.has_value()) {
     StartProbes(watch, now);
