@@ -145,16 +145,29 @@ TEST_F(SemaphoreTest, ThreadsOfOneInstanceEachTakeAPermit) {
   absl::Notification let_go;
   std::vector<std::thread> holders;
   std::atomic<int> holding{0};
+  // Every thread is joined whatever happens (a failed Lock() notifies too), so that a failure
+  // is reported, with its status, rather than ending the process.
+  std::atomic<bool> failed{false};
   for (int i = 0; i < 2; ++i) {
     holders.emplace_back([&] {
-      ASSERT_TRUE(instance.semaphore->Lock().ok());
+      absl::Status locked = instance.semaphore->Lock();
+      EXPECT_TRUE(locked.ok()) << locked;
+      if (!locked.ok()) {
+        if (!failed.exchange(true)) both_hold.Notify();
+        return;
+      }
       EXPECT_EQ(instance.semaphore->HoldCount(), 1);
       if (++holding == 2) both_hold.Notify();
       let_go.WaitForNotification();
       EXPECT_TRUE(instance.semaphore->Unlock().ok());
     });
   }
-  ASSERT_TRUE(both_hold.WaitForNotificationWithTimeout(kPatience));
+  const bool notified = both_hold.WaitForNotificationWithTimeout(kPatience);
+  if (!notified || failed) {
+    let_go.Notify();
+    for (std::thread& holder : holders) holder.join();
+    FAIL() << (notified ? "a Lock() failed" : "the two permits were not both held in time");
+  }
   EXPECT_EQ(Entries("threads"), 2u);
   // A third thread of the instance waits in tier 1, without a request; the other instance
   // waits in Consul.
