@@ -121,34 +121,19 @@ Probe MakeProbe(Probe::Kind kind, absl::string_view prefix, uint64_t start_index
 
 bool SplitPlan::Covers(const WatchScope& scope, absl::string_view name) const {
   if (!scope.Contains(name)) return true;
+  // A tree probe reads every name under its prefix; a key probe its key; a guard its folder,
+  // which the guard above it answers with.
+  auto reads = [name](const Probe& probe) {
+    return probe.kind == Probe::Kind::kTree ? absl::StartsWith(name, probe.prefix)
+                                            : name == probe.prefix;
+  };
   // Among disjoint prefixes in ascending order, only the last one not above `name` can be one of
   // its prefixes.
-  auto group = std::upper_bound(probes.begin() + first_group, probes.end(), name,
+  const auto groups = probes.begin() + first_group;
+  auto group = std::upper_bound(groups, probes.end(), name,
                                 [](absl::string_view n, const Probe& p) { return n < p.prefix; });
-  if (group != probes.begin() + first_group) {
-    const Probe& candidate = *(group - 1);
-    if (candidate.kind == Probe::Kind::kTree ? absl::StartsWith(name, candidate.prefix)
-                                             : name == candidate.prefix) {
-      return true;
-    }
-  }
-  for (auto it = probes.begin(); it != probes.begin() + first_group; ++it) {
-    const Probe& probe = *it;
-    switch (probe.kind) {
-      case Probe::Kind::kTree:
-        if (absl::StartsWith(name, probe.prefix)) return true;
-        break;
-      case Probe::Kind::kKey:
-        if (name == probe.prefix) return true;
-        break;
-      case Probe::Kind::kGuard:
-        // A folder's guard reads what is below it; the guard on a watched key "ns/a" does not
-        // read the key "ns/a".
-        if (name == probe.prefix && absl::EndsWith(name, "/")) return true;
-        break;
-    }
-  }
-  return false;
+  if (group != groups && reads(*(group - 1))) return true;
+  return std::any_of(probes.begin(), groups, reads);
 }
 
 std::optional<SplitPlan> PlanSplit(const WatchScope& scope, absl::Span<const ListedKey> listing,
