@@ -178,13 +178,14 @@ bool AppliesTheSameTwice(absl::Span<const TxnOp> ops) {
   for (const TxnOp& op : ops) {
     switch (op.verb) {
       case TxnVerb::kSet:
+      case TxnVerb::kLock:
       case TxnVerb::kGet:
       case TxnVerb::kGetOrEmpty:
       case TxnVerb::kGetTree:
       case TxnVerb::kDelete:
       case TxnVerb::kDeleteTree:
         continue;
-      default:  // a check, a compare-and-set or a lock: a second apply sees the first one's work
+      default:  // a check, a compare-and-set or an unlock: a second apply sees the first one's work
         return false;
     }
   }

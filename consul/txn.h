@@ -96,9 +96,11 @@ struct TxnResult {
 // reasons are compared case-insensitively), e.g. "invalid session", "lock delay".
 bool TxnErrorSays(const TxnResult& result, absl::string_view words);
 
-// True when applying `ops` twice leaves the store as applying them once: only set, get,
-// get-or-empty, get-tree, delete and delete-tree. Such a transaction may be sent on a reused
-// keep-alive connection (HttpRequest::replay_safe); any other is sent on a new one.
+// True when applying `ops` twice leaves the store as applying them once, and answers as a later
+// first apply would: only set, lock, get, get-or-empty, get-tree, delete and delete-tree. (A lock
+// repeated by the session that holds the key changes nothing and commits again, with the same
+// ModifyIndex.) Such a transaction may be sent on a reused keep-alive connection
+// (HttpRequest::replay_safe); any other is sent on a new one.
 bool AppliesTheSameTwice(absl::Span<const TxnOp> ops);
 
 // PUT /v1/txn with the ops as a JSON array (replay_safe as AppliesTheSameTwice). Errors

@@ -107,6 +107,16 @@ absl::StatusOr<BindOutcome> ResolveUnknownOutcome(consul::Client& client,
 absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindRequest& request,
                                         consul::Canceller* canceller) {
   const std::string& key = request.consul_key;
+  if (!request.exclusive) {
+    // Most binds find the key absent, unheld or already ours: a lone "lock" binds it in one
+    // request, on the kept-alive connection (a resend applies the same). Only a key another
+    // session holds takes the read and the takeover below.
+    const TxnOp lock[] = {TxnOp::Lock(key, request.value, request.session)};
+    ASSIGN_OR_RETURN(consul::TxnResult locked, client.Txn(lock, canceller));
+    if (locked.committed) return BindOutcome::kBound;
+    if (TxnErrorSays(locked, "invalid session")) return BindOutcome::kBadSession;
+    if (TxnErrorSays(locked, "lock delay")) return BindOutcome::kLockDelay;
+  }
   ASSIGN_OR_RETURN(consul::KvGetResult current,
                    client.KvGet(key, consul::ConsistentRead(), canceller));
   std::vector<TxnOp> ops;

@@ -1,8 +1,9 @@
 // repository/ephemeral_writer.h
 //
-// Single attempts at binding a Consul key to a session, each one atomic (one GET to learn the
-// key's state, then one transaction whose first op re-checks that state). Callers loop: they
-// own the session, the retry timer and the bookkeeping of which keys are theirs.
+// Single attempts at binding a Consul key to a session, each one atomic. A non-exclusive bind is
+// one "lock" op unless another session holds the key; otherwise (and for exclusive binds) one GET
+// learns the key's state, then one transaction whose first op re-checks that state. Callers loop:
+// they own the session, the retry timer and the bookkeeping of which keys are theirs.
 //
 // Consul semantics relied on (docs/consul-behaviour.md): a txn "lock" op is refused while the
 // key is under lock-delay (the key's last holder died within its session's LockDelay) and when

@@ -54,9 +54,10 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
                     BindRequest{std::string(consul_key), std::string(value), session, false, {}},
                     &canceller_);
       if (!attempt.ok() && !stopped() && consul::IsUnknownOutcome(attempt.status())) {
-        // The txn is never resent (a resend would fail against its own first apply), so a lost
-        // reply leaves its outcome unknown: learn it from the key instead of failing a write
-        // that may have landed (and would then be bound but not remembered).
+        // A checked txn (a takeover, an exclusive create) is never resent: a resend would fail
+        // against its own first apply. So a lost reply leaves its outcome unknown: learn it from
+        // the key instead of failing a write that may have landed (and would then be bound but
+        // not remembered).
         absl::StatusOr<BindOutcome> resolved = ResolveUnknownOutcome(
             client_, consul_key, value, session, exclusive && held_before, &canceller_);
         if (resolved.ok()) attempt = resolved;

@@ -105,6 +105,27 @@ TEST_F(TxnLiveTest, LockAndCheckSessionFenceAWriteOnTheHolder) {
   EXPECT_EQ(Lookup("t/data")->value, "holder");
 }
 
+// Why a lone lock may be resent after a lost reply (consul::AppliesTheSameTwice): its holder
+// repeating it commits again and changes nothing, not even the index a watcher waits on.
+TEST_F(TxnLiveTest, ALockRepeatedByItsHolderCommitsAgainAndChangesNothing) {
+  const std::string holder = NewSession(PlainSession("holder"));
+  const std::vector<TxnOp> lock = {TxnOp::Lock("t/held", "v", holder)};
+  ASSERT_OK_AND_ASSIGN(TxnResult first, client().Txn(lock));
+  ASSERT_TRUE(first.committed);
+  const std::optional<DirEntry> before = Lookup("t/held");
+  ASSERT_TRUE(before.has_value());
+  ASSERT_OK_AND_ASSIGN(TxnResult again, client().Txn(lock));
+  ASSERT_TRUE(again.committed);
+  ASSERT_EQ(again.results.size(), 1u);
+  EXPECT_EQ(again.results[0].modify_index, before->modify_index);
+  const std::optional<DirEntry> after = Lookup("t/held");
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->modify_index, before->modify_index);
+  EXPECT_EQ(after->lock_index, before->lock_index);
+  EXPECT_EQ(after->session, holder);
+  EXPECT_EQ(after->value, "v");
+}
+
 TEST_F(TxnLiveTest, CasCheckNotExistsAndDeleteCasApplyOnlyOnTheExpectedState) {
   const uint64_t index = Put("t/c", "v1");
   const std::vector<TxnOp> ops = {TxnOp::Cas("t/c", "v2", index), TxnOp::CheckNotExists("t/n"),

@@ -201,7 +201,7 @@ TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKe
   }
 }
 
-TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsLearnedFromTheKeyAndRemembered) {
+TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsResentAndTheKeyRemembered) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<Repository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
@@ -209,7 +209,8 @@ TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsLearnedFromTh
   server().DropNextReplies(1, "/v1/txn", "PUT");  // the bind is applied, its reply lost
   absl::Status written = repository->PersistEphemeral("/online/a", "a");
   ASSERT_TRUE(written.ok()) << written;
-  EXPECT_EQ(server().RequestCounts()["txn"], txns + 1) << "applied once, never sent again";
+  // A lock by the key's holder applies the same again, so the lone lock is resent.
+  EXPECT_EQ(server().RequestCounts()["txn"], txns + 2) << "applied, reply lost, resent";
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
   // Remembered like any bound key: it comes back once the session is lost.
   ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
@@ -217,6 +218,24 @@ TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsLearnedFromTh
       << StatesToString(recorder.states());
   EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("a")));
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+}
+
+TEST_F(RepositoryEphemeralFaultsTest, BindingAKeyNoOtherInstanceHoldsIsOneKeptAliveRequest) {
+  std::unique_ptr<Repository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/warm", "up").ok());  // session and connection exist
+  ASSERT_TRUE(repository->Persist("/unheld", "p").ok());
+  server().ResetRequestCounts();
+  const uint64_t connections = server().accepted_connection_count();
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());   // absent
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a2").ok());  // ours, a new value
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a2").ok());  // ours, the same value
+  ASSERT_TRUE(repository->PersistEphemeral("/unheld", "e").ok());     // persistent until now
+  EXPECT_THAT(server().RequestCounts(),
+              ElementsAre(std::pair<const std::string, uint64_t>("txn", 4)));
+  EXPECT_EQ(server().accepted_connection_count(), connections) << "a bind opened a connection";
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("a2")));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+  EXPECT_EQ(HolderOf("ns/unheld"), SessionOf(*repository));
 }
 
 TEST_F(RepositoryEphemeralFaultsTest,

@@ -52,6 +52,23 @@ TEST(TxnRequestTest, EveryVerbIsEncodedWithOnlyItsFields) {
   EXPECT_FALSE(request->replay_safe) << "a replayed transaction fails its own checks";
 }
 
+// A resend of these after a lost reply answers as a later first apply would; a check, a cas or
+// an unlock would fail against the first apply's own work.
+TEST(TxnRequestTest, OnlyOpsThatApplyTheSameTwiceRideAReusedConnection) {
+  for (const TxnOp& op :
+       {TxnOp::Set("k", "v"), TxnOp::Lock("k", "v", "s1"), TxnOp::Get("k"), TxnOp::GetOrEmpty("k"),
+        TxnOp::GetTree("k/"), TxnOp::Delete("k"), TxnOp::DeleteTree("k/")}) {
+    EXPECT_TRUE(BuildTxnRequest({op, TxnOp::Set("other", "v")})->replay_safe)
+        << TxnVerbName(op.verb);
+  }
+  for (const TxnOp& op :
+       {TxnOp::Cas("k", "v", 7), TxnOp::Unlock("k", "", "s1"), TxnOp::CheckIndex("k", 9),
+        TxnOp::CheckSession("k", "s1"), TxnOp::CheckNotExists("k"), TxnOp::DeleteCas("k", 11)}) {
+    EXPECT_FALSE(BuildTxnRequest({TxnOp::Set("other", "v"), op})->replay_safe)
+        << TxnVerbName(op.verb);
+  }
+}
+
 TEST(TxnRequestTest, InvalidOpsAreRefusedNamingTheOp) {
   absl::Status empty_key = BuildTxnRequest({TxnOp::Set("ok", "v"), TxnOp::Get("")}).status();
   EXPECT_TRUE(absl::IsInvalidArgument(empty_key));

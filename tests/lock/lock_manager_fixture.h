@@ -112,6 +112,14 @@ class LockManagerTest : public ::testing::Test {
     return options;
   }
 
+  // Resends of a request whose answers are all lost end after this, not after the default 10 s.
+  void UseShortRequestTimeout() {
+    ConsulRepositoryOptions options = FakeRepositoryOptions();
+    options.client.request_timeout = absl::Milliseconds(300);
+    session_ = std::make_unique<FakeInstanceSession>(transport_, std::move(options));
+    session_->SetSession("s1");
+  }
+
   std::unique_ptr<LockManager> NewManager(LockManagerOptions options = Options()) {
     absl::StatusOr<std::unique_ptr<LockManager>> manager =
         LockManager::Create(*session_, std::move(options));

@@ -22,6 +22,7 @@ namespace registry::lock::testing {
 namespace {
 
 using ::testing::_;
+using ::testing::AtLeast;
 using ::testing::HasSubstr;
 using ::testing::InSequence;
 using ::testing::Invoke;
@@ -154,13 +155,17 @@ TEST_F(LockManagerTest, ZeroTimeoutMakesASingleAttemptAndHoldsNothingAfterFalse)
 }
 
 TEST_F(LockManagerTest, AcquireWhoseAnswerWasLostIsReleasedAndChecked) {
+  UseShortRequestTimeout();
   auto manager = NewManager();
   auto lock = LockA(*manager);
   absl::Notification checked;
   {
     InSequence sequence;
+    // A lone acquire is resent after a lost answer (it applies the same twice) until the
+    // request timeout: every resend's answer is lost too.
     EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
-        .WillOnce(Return(absl::UnavailableError("response timed out")));
+        .Times(AtLeast(1))
+        .WillRepeatedly(Return(absl::UnavailableError("response timed out")));
     // Ours: released at the index read. Then a second look.
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("s1", 8)));
     EXPECT_CALL(*transport_, Execute(IsReleaseAt("s1", 8), _)).WillOnce(Return(Applied(true)));
@@ -178,13 +183,17 @@ TEST_F(LockManagerTest, AcquireWhoseAnswerWasLostIsReleasedAndChecked) {
 }
 
 TEST_F(LockManagerTest, AcquireAppliedAfterTheFirstLookIsReleasedAtTheSecond) {
+  UseShortRequestTimeout();
   auto manager = NewManager();
   auto lock = LockA(*manager);
   absl::Notification released;
   {
     InSequence sequence;
+    // A lone acquire is resent after a lost answer (it applies the same twice) until the
+    // request timeout: every resend's answer is lost too.
     EXPECT_CALL(*transport_, Execute(IsAcquire("s1"), _))
-        .WillOnce(Return(absl::UnavailableError("response timed out")));
+        .Times(AtLeast(1))
+        .WillRepeatedly(Return(absl::UnavailableError("response timed out")));
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("", 8)));
     EXPECT_CALL(*transport_, Execute(IsPlainRead(), _)).WillOnce(Return(Entry("s1", 9)));
     EXPECT_CALL(*transport_, Execute(IsReleaseAt("s1", 9), _))
