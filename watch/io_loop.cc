@@ -275,10 +275,8 @@ void IoLoop::FireDueTimers(absl::Time now) {
     auto [at, id] = timers_.top();
     timers_.pop();
     auto it = queries_.find(id);
-    if (it == queries_.end() || it->second->exchange != nullptr || it->second->retry_at != at) {
-      continue;  // stale timer
-    }
-    StartQuery(it->second.get(), now);
+    Query* due = it == queries_.end() ? nullptr : DueAt(it->second.get(), at);
+    if (due != nullptr) StartQuery(due, now);  // else a stale timer
   }
 }
 

@@ -108,7 +108,7 @@ class IoLoop {
     // and the watch re-lists instead.
     bool trust_new_connection = true;
     bool refused_new_connection = false;           // set by OpenSocket for the transfer in flight
-    absl::Time retry_at = absl::InfiniteFuture();  // when a back-off ends (no query then)
+    absl::Time retry_at = absl::InfiniteFuture();  // when a back-off or a pause ends (no query)
     bool counted_active = false;  // in registry_consul_watches_active (set by Register)
     // Split watches (io_loop_split.cc). A watch's query is idle while `probes` run; each probe is
     // a Query with `watch` set and its own transfer, index and `scope` (the part it reads),
@@ -141,6 +141,9 @@ class IoLoop {
   // Starts the watches added and drops those removed since the last call; false once closed.
   bool TakeCommands();
   void FireDueTimers(absl::Time now);
+  // The query of `watch` (itself or one of its probes) whose pause ends at `at` and that is still
+  // waiting for it; null if none (a stale timer).
+  Query* DueAt(Query* watch, absl::Time at);
   // A ready descriptor: the wake-up eventfd, or a socket handed to libcurl.
   void OnReady(const epoll_event& event);
   // Drops every query at close (see io_loop.cc for the order).

@@ -141,7 +141,24 @@ void IoLoop::ApplyProbe(Query* probe, const consul::HttpRequest& request,
   }
   // A proper blocking answer ends the watch's run of back-offs, as it does for an unsplit watch.
   if (probe->sent_index != 0) watch->backoff_steps = 0;
+  if (change == consul::IndexTracker::Change::kChanged &&
+      probe->probe->kind == Probe::Kind::kGuard &&
+      options_.split_guard_pause > absl::ZeroDuration()) {
+    // Each guard answer costs the server a walk of the folder; asked again after the pause, with
+    // this index, it answers at once if anything changed meanwhile.
+    probe->retry_at = now + options_.split_guard_pause;
+    timers_.emplace(probe->retry_at, probe->id);
+    return;
+  }
   StartQuery(probe, now);
+}
+
+IoLoop::Query* IoLoop::DueAt(Query* watch, absl::Time at) {
+  if (watch->exchange == nullptr && watch->retry_at == at) return watch;
+  for (std::unique_ptr<Query>& probe : watch->probes) {
+    if (probe->exchange == nullptr && probe->retry_at == at) return probe.get();
+  }
+  return nullptr;
 }
 
 absl::StatusOr<bool> IoLoop::GuardHolds(Query* guard, const consul::HttpRequest& request,

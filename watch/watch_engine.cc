@@ -36,6 +36,9 @@ absl::Status ValidateWatchEngineOptions(const WatchEngineOptions& options) {
   if (options.dispatcher.batch_size < 1) {
     return absl::InvalidArgumentError("watch engine option dispatcher.batch_size: 0 is below 1");
   }
+  if (options.split_guard_pause < absl::ZeroDuration()) {
+    return invalid("split_guard_pause", options.split_guard_pause, "is negative");
+  }
   if (options.max_queries_per_watch < 1 ||
       options.max_queries_per_watch > limits::kMaxWatchQueries) {
     return absl::InvalidArgumentError(

@@ -50,8 +50,10 @@
 // read by exactly one query, so per-key order holds; any failure or odd answer of one query
 // ends the split, and the watch backs off and re-lists as above; a new name outside the plan,
 // or a group that became empty, re-lists at once; a re-listed big tree is planned again. The
-// cost: up to max_queries_per_watch connections for the watch, and each guard answers (a few
-// names) on every change below it.
+// cost: up to max_queries_per_watch connections for the watch, and the server lists the whole
+// folder under a guard to answer it (a few names). So a guard that answered a change waits
+// split_guard_pause before it asks again: a burst of writes costs the server one guard listing
+// per pause, not one per write, and a name outside the plan is noticed up to that much later.
 //
 // Key watches. WatchKey() follows one key rather than a subtree, for code that needs more of the
 // entry than events carry (a lock monitor needs the session holding the key): its observer gets
@@ -107,6 +109,7 @@ struct WatchEngineOptions {
   // connections): one per group of folders, plus guards that notice new folders. 1 never splits.
   size_t split_threshold = 1024;
   int max_queries_per_watch = limits::kDefaultWatchQueries;
+  absl::Duration split_guard_pause = absl::Milliseconds(50);  // zero: ask again at once
 };
 
 // Receives the state of one key: its entry, or nullopt when it does not exist.

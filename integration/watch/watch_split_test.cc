@@ -154,6 +154,32 @@ TEST_F(WatchSplitFaultsTest, SplitWatchHoldsSeveralConnectionsAndNoMoreThanItsBu
   EXPECT_LE(server().connection_count(), before + kMaxQueries + 1);
 }
 
+// Every write below wakes its group's query and the two guards above it. A guard that answered
+// waits split_guard_pause (here longer than the test) before it asks again, so only the first
+// write costs the server guard listings; then each write is read by its group's query alone.
+TEST_F(WatchSplitFaultsTest, AGuardThatAnsweredPausesBeforeItAsksAgain) {
+  engine_->Close();
+  WatchEngineOptions options = EngineOptions();
+  options.split_threshold = 20;
+  options.max_queries_per_watch = kMaxQueries;
+  options.split_guard_pause = absl::Hours(1);
+  engine_ = NewEngine(options);
+  ASSERT_NE(engine_, nullptr);
+  WatchTree();
+  // The starting listing, then every query of the plan parked.
+  ASSERT_TRUE(registry::testing::Eventually(
+      [&] { return server().RequestCounts()["kv.get"] >= 1 + kMaxQueries; }));
+  server().ResetRequestCounts();
+  constexpr int kWrites = 10;
+  for (int i = 1; i <= kWrites; ++i) {
+    const std::string value = absl::StrCat(i);
+    ExpectEvents([&] { Put(TreeKey(1, 0), value); },
+                 {Event(Type::kUpdated, EventKey(1, 0), value)});
+  }
+  // One re-read of the group per write, and no guard asking again after the first write.
+  EXPECT_LE(server().RequestCounts()["kv.get"], kWrites) << "guards asked again at once";
+}
+
 TEST_F(WatchSplitFaultsTest, ConvergesAfterIndexResetsFailuresAndARestart) {
   WatchTree();
   Put(TreeKey(4, 4), "before reset");

@@ -46,6 +46,16 @@ TEST(WatchEngineOptionsTest, QueriesPerWatchOutsideOneTo180AreRejectedNamingTheF
   EXPECT_TRUE(ValidateWatchEngineOptions(options).ok());
 }
 
+TEST(WatchEngineOptionsTest, NegativeGuardPauseIsRejectedNamingTheField) {
+  WatchEngineOptions options;
+  options.split_guard_pause = absl::Milliseconds(-1);
+  absl::Status status = ValidateWatchEngineOptions(options);
+  EXPECT_TRUE(absl::IsInvalidArgument(status));
+  EXPECT_NE(status.message().find("split_guard_pause"), absl::string_view::npos) << status;
+  options.split_guard_pause = absl::ZeroDuration();
+  EXPECT_TRUE(ValidateWatchEngineOptions(options).ok());
+}
+
 TEST(WatchEngineOptionsTest, CreateRejectsBadClientOptions) {
   consul::ClientOptions client;
   client.servers = "";
