@@ -1,19 +1,23 @@
 // kv_bench: the plugin's KV throughput next to a raw libcurl loop on the same server, in one run
 // (--server: a dev server process, a real Consul agent, or HOST:PORT), printed as one JSON object.
 //
-//   kv_bench [--ops=5000] [--rounds=3] [--value_bytes=100] [--server=dev]
+//   kv_bench [--ops=5000] [--rounds=3] [--value_bytes=100] [--server=dev] [--figures=a,b,...]
 //
 // Figures, each --ops operations per round, one after the other:
 //   raw_put / raw_get            PUT / GET /v1/kv/<ns>/raw/<i> on one reused libcurl easy handle;
 //   plugin_persist / plugin_get  PluginRepository::Persist / Get of /persist/<i>, through the real
 //                                plugin file loaded by the host wrapper (so the C ABI is crossed);
-//   plugin_persist_batch         one PluginRepository::PersistBatch of --ops keys per round.
+//   plugin_persist_batch         one PluginRepository::PersistBatch of --ops keys per round;
+//   plugin_persist_ephemeral     PluginRepository::PersistEphemeral of /ephemeral/<i> (bound in the
+//                                first round, bound again with a new value in later ones).
 // Each round runs every figure once, in that order, so that a change of machine load during the
 // run falls on all of them alike rather than on whichever figure ran last. Per figure: min,
 // median and max ops/s (keys/s for the batch) over the rounds and, on the dev server only,
 // requests per operation (its /v1/_dev/stats counters, reset before each figure's round; session
-// renewals left out, they run on their own timer). Ratios are of medians. Every run writes under
-// a namespace of its own, deleted at the end. A benchmark, not a test: it asserts nothing.
+// renewals left out, they run on their own timer). Ratios are of medians, of the figures measured.
+// --figures measures only those named (to profile the server under one kind of request). Every
+// run writes under a namespace of its own, deleted at the end. A benchmark, not a test: it
+// asserts nothing.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +35,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/monotonic.h"
@@ -46,6 +52,9 @@ DEFINE_string(server, "dev", "dev, consul (a real consul agent -dev) or HOST:POR
 DEFINE_int32(ops, 5000, "operations per figure and round (keys per PersistBatch call)");
 DEFINE_int32(rounds, 3, "rounds; every figure is measured once per round");
 DEFINE_int32(value_bytes, 100, "size of every value written");
+DEFINE_string(figures, "",
+              "comma-separated figures to measure (raw_put, raw_get, plugin_persist, plugin_get, "
+              "plugin_persist_batch, plugin_persist_ephemeral); empty: all");
 
 namespace registry::bench {
 namespace {
@@ -120,11 +129,28 @@ Json FigureJson(const Figure& figure, const char* unit, bool server_counts_reque
   return out;
 }
 
+constexpr absl::string_view kFigures[] = {"raw_put",
+                                          "raw_get",
+                                          "plugin_persist",
+                                          "plugin_get",
+                                          "plugin_persist_batch",
+                                          "plugin_persist_ephemeral"};
+
+// True if --figures is empty or names `figure`.
+bool Wanted(absl::string_view figure) {
+  if (FLAGS_figures.empty()) return true;
+  for (absl::string_view name : absl::StrSplit(FLAGS_figures, ',')) {
+    if (name == figure) return true;
+  }
+  return false;
+}
+
 // The keys of one run, made before any timing starts.
 struct Keys {
-  std::vector<std::string> raw;      // Consul keys "<ns>/raw/<i>"
-  std::vector<std::string> persist;  // repository keys "/persist/<i>" ("<ns>/persist/<i>")
-  std::vector<std::string> batch;    // repository keys "/batch/<i>"
+  std::vector<std::string> raw;        // Consul keys "<ns>/raw/<i>"
+  std::vector<std::string> persist;    // repository keys "/persist/<i>" ("<ns>/persist/<i>")
+  std::vector<std::string> batch;      // repository keys "/batch/<i>"
+  std::vector<std::string> ephemeral;  // repository keys "/ephemeral/<i>"
 };
 
 Keys MakeKeys(const std::string& name_space, int count) {
@@ -133,6 +159,7 @@ Keys MakeKeys(const std::string& name_space, int count) {
     keys.raw.push_back(absl::StrCat(name_space, "/raw/", i));
     keys.persist.push_back(absl::StrCat("/persist/", i));
     keys.batch.push_back(absl::StrCat("/batch/", i));
+    keys.ephemeral.push_back(absl::StrCat("/ephemeral/", i));
   }
   return keys;
 }
@@ -143,44 +170,72 @@ class KvBench {
           Keys keys)
       : server_(server), raw_(raw), repository_(repository), keys_(std::move(keys)) {}
 
-  // Every figure once. The first round creates the keys, later ones overwrite them, alike for
-  // the raw loop and the plugin; each round writes values of its own.
+  // A get figure reads the keys its put figure writes: written here, unmeasured, when only the get
+  // is wanted.
+  void Prepare() {
+    const std::string value(FLAGS_value_bytes, 'p');
+    if (Wanted("raw_get") && !Wanted("raw_put")) {
+      for (const std::string& key : keys_.raw) Check(raw_.Put(key, value));
+    }
+    if (Wanted("plugin_get") && !Wanted("plugin_persist")) {
+      for (const std::string& key : keys_.persist) Check(repository_.Persist(key, value));
+    }
+  }
+
+  // Every wanted figure once. The first round creates the keys, later ones overwrite them, alike
+  // for the raw loop and the plugin; each round writes values of its own.
   void Round(int round) {
     const std::string value(FLAGS_value_bytes, static_cast<char>('a' + round % 26));
-    const int ops = FLAGS_ops;
-    MeasureRound(server_, ops, raw_put_, [&] {
+    Measure("raw_put", raw_put_, [&] {
       for (const std::string& key : keys_.raw) Check(raw_.Put(key, value));
     });
-    MeasureRound(server_, ops, persist_, [&] {
+    Measure("plugin_persist", persist_, [&] {
       for (const std::string& key : keys_.persist) Check(repository_.Persist(key, value));
     });
-    MeasureRound(server_, ops, raw_get_, [&] {
+    Measure("raw_get", raw_get_, [&] {
       for (const std::string& key : keys_.raw) Check(raw_.Get(key));
     });
-    MeasureRound(server_, ops, get_, [&] {
+    Measure("plugin_get", get_, [&] {
       for (const std::string& key : keys_.persist) CheckPresent(key, Check(repository_.Get(key)));
     });
-    PersistBatchRound(value);
+    if (Wanted("plugin_persist_batch")) PersistBatchRound(value);
+    Measure("plugin_persist_ephemeral", ephemeral_, [&] {
+      for (const std::string& key : keys_.ephemeral) {
+        Check(repository_.PersistEphemeral(key, value));
+      }
+    });
   }
 
   Json Report(bool server_counts_requests) const {
     Json out;
-    out["raw_put"] = FigureJson(raw_put_, "ops_per_s", server_counts_requests);
-    out["raw_get"] = FigureJson(raw_get_, "ops_per_s", server_counts_requests);
-    out["plugin_persist"] = FigureJson(persist_, "ops_per_s", server_counts_requests);
-    out["plugin_get"] = FigureJson(get_, "ops_per_s", server_counts_requests);
-    out["plugin_persist_batch"] = FigureJson(batch_, "keys_per_s", server_counts_requests);
-    Json ratios;
-    ratios["plugin_persist_vs_raw_put"] =
-        RoundRatio(Median(persist_.rates) / Median(raw_put_.rates));
-    ratios["plugin_get_vs_raw_get"] = RoundRatio(Median(get_.rates) / Median(raw_get_.rates));
-    ratios["plugin_persist_batch_vs_plugin_persist"] =
-        RoundRatio(Median(batch_.rates) / Median(persist_.rates));
+    auto add = [&](const char* name, const Figure& figure, const char* unit) {
+      if (!figure.rates.empty()) out[name] = FigureJson(figure, unit, server_counts_requests);
+    };
+    add("raw_put", raw_put_, "ops_per_s");
+    add("raw_get", raw_get_, "ops_per_s");
+    add("plugin_persist", persist_, "ops_per_s");
+    add("plugin_get", get_, "ops_per_s");
+    add("plugin_persist_batch", batch_, "keys_per_s");
+    add("plugin_persist_ephemeral", ephemeral_, "ops_per_s");
+    Json ratios = Json::object();
+    auto ratio = [&](const char* name, const Figure& of, const Figure& to) {
+      if (of.rates.empty() || to.rates.empty()) return;
+      ratios[name] = RoundRatio(Median(of.rates) / Median(to.rates));
+    };
+    ratio("plugin_persist_vs_raw_put", persist_, raw_put_);
+    ratio("plugin_get_vs_raw_get", get_, raw_get_);
+    ratio("plugin_persist_batch_vs_plugin_persist", batch_, persist_);
+    ratio("plugin_persist_ephemeral_vs_raw_put", ephemeral_, raw_put_);
     out["ratios_of_medians"] = ratios;
     return out;
   }
 
  private:
+  template <typename Body>
+  void Measure(const char* name, Figure& figure, Body body) {
+    if (Wanted(name)) MeasureRound(server_, FLAGS_ops, figure, body);
+  }
+
   static void CheckPresent(const std::string& key, const std::optional<std::string>& value) {
     if (!value.has_value()) Die(absl::NotFoundError(absl::StrCat("Get ", key, ": absent")));
   }
@@ -204,7 +259,7 @@ class KvBench {
   RawKvClient& raw_;
   plugin::PluginRepository& repository_;
   const Keys keys_;
-  Figure raw_put_, raw_get_, persist_, get_, batch_;
+  Figure raw_put_, raw_get_, persist_, get_, batch_, ephemeral_;
 };
 
 // A namespace no earlier run used: the run's start in milliseconds and the process id.
@@ -215,6 +270,11 @@ std::string FreshNamespace() {
 void CheckFlags() {
   if (FLAGS_ops < 1 || FLAGS_rounds < 1 || FLAGS_value_bytes < 0) {
     Die(absl::InvalidArgumentError("--ops and --rounds must be >= 1, --value_bytes >= 0"));
+  }
+  for (absl::string_view name : absl::StrSplit(FLAGS_figures, ',', absl::SkipEmpty())) {
+    if (std::find(std::begin(kFigures), std::end(kFigures), name) == std::end(kFigures)) {
+      Die(absl::InvalidArgumentError(absl::StrCat("--figures: no figure is named '", name, "'")));
+    }
   }
 }
 
@@ -241,6 +301,7 @@ int Run() {
   const bool server_counts_requests = !server->RequestCounts().empty();
 
   KvBench bench(*server, raw, *repository, MakeKeys(ns, FLAGS_ops));
+  bench.Prepare();
   for (int round = 0; round < FLAGS_rounds; ++round) bench.Round(round);
 
   Json out;
