@@ -107,7 +107,8 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
   if (!listing.ok()) return Annotate(listing.status(), consul_key);
   WatchScope scope(consul_key);
   std::optional<SplitPlan> plan;
-  if (listing->entries.size() > options_.split_threshold) {
+  const bool worth_planning = WorthPlanning(listing->entries.size(), /*declined_at=*/0);
+  if (worth_planning) {
     std::vector<ListedKey> keys;
     keys.reserve(listing->entries.size());
     for (const consul::DirEntry& entry : listing->entries) {
@@ -119,9 +120,7 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
                                    CompareBy::kModifyIndex);
   auto query = std::make_unique<Query>(this, std::move(scope));
   query->plan = std::move(plan);
-  if (!query->plan.has_value() && initial.next.size() > options_.split_threshold) {
-    query->declined_at = initial.next.size();
-  }
+  if (worth_planning && !query->plan.has_value()) query->declined_at = initial.next.size();
   query->snapshot = std::move(initial.next);
   query->tracker.Observe(listing->meta.index);
   std::vector<DataChangedEvent> replay;

@@ -182,6 +182,10 @@ class IoLoop {
     return SplitLimits{options_.split_threshold, options_.max_queries_per_watch};
   }
   static Query* WatchOf(Query* query) { return query->watch != nullptr ? query->watch : query; }
+  // Whether a listing of `keys` keys is worth a PlanSplit for a watch that was last declined at
+  // `declined_at` keys (0: not declined since its last re-list): it is big, the budget allows a
+  // split, and it grew by a quarter since it was declined (each plan parses the listing again).
+  bool WorthPlanning(size_t keys, size_t declined_at) const;
   // After a watch's listing: splits it when big (PlanSplit), else starts its next query.
   void StartOrSplit(Query* watch, const consul::HttpResponse& listing, absl::Time now);
   // Starts one probe per entry of watch->plan.

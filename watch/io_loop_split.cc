@@ -55,9 +55,7 @@ std::pair<Snapshot::iterator, Snapshot::iterator> RangeOf(Snapshot& snapshot,
 void IoLoop::StartOrSplit(Query* watch, const consul::HttpResponse& listing, absl::Time now) {
   watch->plan.reset();
   const size_t size = watch->snapshot.size();
-  const bool worth_planning = listing.status == 200 && size > options_.split_threshold &&
-                              options_.max_queries_per_watch > 1 &&
-                              size > watch->declined_at + watch->declined_at / 4;
+  const bool worth_planning = listing.status == 200 && WorthPlanning(size, watch->declined_at);
   if (worth_planning) {
     if (auto keys = ListedKeys(listing.body)) {
       std::vector<ListedKey> views;
@@ -72,6 +70,11 @@ void IoLoop::StartOrSplit(Query* watch, const consul::HttpResponse& listing, abs
   } else {
     StartQuery(watch, now);
   }
+}
+
+bool IoLoop::WorthPlanning(size_t keys, size_t declined_at) const {
+  return keys > options_.split_threshold && options_.max_queries_per_watch > 1 &&
+         keys > declined_at + declined_at / 4;
 }
 
 void IoLoop::StartProbes(Query* watch, absl::Time now) {

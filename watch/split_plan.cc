@@ -141,6 +141,8 @@ std::optional<SplitPlan> PlanSplit(const WatchScope& scope, absl::Span<const Lis
   const size_t in_scope = std::count_if(listing.begin(), listing.end(),
                                         [&](const ListedKey& k) { return scope.Contains(k.key); });
   if (in_scope <= limits.threshold || limits.max_queries < 3) return std::nullopt;
+  const auto ascending = [](const ListedKey& a, const ListedKey& b) { return a.key < b.key; };
+  if (!std::is_sorted(listing.begin(), listing.end(), ascending)) return std::nullopt;
   const size_t budget = static_cast<size_t>(limits.max_queries);
 
   SplitPlan plan;

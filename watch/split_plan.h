@@ -83,8 +83,9 @@ struct SplitLimits {
 // Plans the split of a watch on `scope` from a recursive listing of scope.consul_key() (keys in
 // ascending order; keys outside the scope allowed). Returns nullopt when the watch should stay
 // one query: the listing is within the threshold, the budget is below 3 or cannot hold the
-// guards, the split node has more than half as many names as keys, or it cannot be split into
-// at least two groups.
+// guards, the split node has more than half as many names as keys, it cannot be split into at
+// least two groups, or the listing is not in ascending order (its runs of keys per folder, which
+// the plan is made of, would not be contiguous).
 std::optional<SplitPlan> PlanSplit(const WatchScope& scope, absl::Span<const ListedKey> listing,
                                    const SplitLimits& limits);
 
