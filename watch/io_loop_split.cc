@@ -148,7 +148,10 @@ void IoLoop::ApplyProbe(Query* probe, const consul::HttpRequest& request,
       probe->probe->kind == Probe::Kind::kGuard &&
       options_.split_guard_pause > absl::ZeroDuration()) {
     // Each guard answer costs the server a walk of the folder; asked again after the pause, with
-    // this index, it answers at once if anything changed meanwhile.
+    // this index, it answers at once if anything changed meanwhile. Meanwhile another query may
+    // take its idle connection, so it may open a new one: its index is a pause old, and a server
+    // restart in between breaks its sibling probes' connections, which ends the split.
+    probe->trust_new_connection = true;
     probe->retry_at = now + options_.split_guard_pause;
     timers_.emplace(probe->retry_at, probe->id);
     return;

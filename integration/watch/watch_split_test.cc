@@ -4,6 +4,7 @@
 // connections than its budget. The thresholds are small so that the trees are quick to write.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/plugin_metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/watch/watch_fixture.h"
@@ -178,6 +180,31 @@ TEST_F(WatchSplitFaultsTest, AGuardThatAnsweredPausesBeforeItAsksAgain) {
   }
   // One re-read of the group per write, and no guard asking again after the first write.
   EXPECT_LE(server().RequestCounts()["kv.get"], kWrites) << "guards asked again at once";
+}
+
+// A guard in its pause holds no transfer, so another query of the engine may take its idle
+// connection. Back from the pause it then opens a new one: the split goes on, with no re-list.
+TEST_F(WatchSplitFaultsTest, AGuardBackFromItsPauseMayOpenANewConnection) {
+  engine_->Close();
+  WatchEngineOptions options = EngineOptions();
+  options.split_threshold = 20;
+  options.max_queries_per_watch = kMaxQueries;
+  options.split_guard_pause = absl::Seconds(1);
+  engine_ = NewEngine(options);
+  ASSERT_NE(engine_, nullptr);
+  WatchTree();
+  ASSERT_TRUE(registry::testing::Eventually(
+      [&] { return server().RequestCounts()["kv.get"] >= 1 + kMaxQueries; }));
+  const uint64_t relists = metrics::Metrics().watch_relists.Get().Value();
+  // The guards answer this write and pause; a key watch started now takes an idle connection.
+  ExpectEvents([&] { Put(TreeKey(1, 0), "1"); }, {Event(Type::kUpdated, EventKey(1, 0), "1")});
+  absl::StatusOr<WatchId> key_watch =
+      engine_->WatchKey("ns/elsewhere", [](const std::optional<consul::DirEntry>&) {}, {});
+  ASSERT_TRUE(key_watch.ok()) << key_watch.status();
+  // Only a guard notices a new folder; it does so once its pause is over.
+  ExpectEvents([&] { Put("ns/t/g/x", "g"); }, {Event(Type::kAdded, "/t/g/x", "g")});
+  EXPECT_EQ(metrics::Metrics().watch_relists.Get().Value(), relists)
+      << "a guard refused a new connection and the watch re-listed";
 }
 
 TEST_F(WatchSplitFaultsTest, ConvergesAfterIndexResetsFailuresAndARestart) {
