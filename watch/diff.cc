@@ -54,6 +54,23 @@ bool WatchScope::Contains(absl::string_view key) const {
   return key == consul_key_ || (!single_key_ && absl::StartsWith(key, tree_prefix_));
 }
 
+namespace {
+
+// True if a key of `listing` (sorted by key) has a lower ModifyIndex than `previous` knows.
+bool IndexWentBack(const Snapshot& previous, const std::vector<consul::DirEntry>& listing) {
+  auto known = previous.begin();
+  for (const consul::DirEntry& entry : listing) {
+    while (known != previous.end() && known->consul_key < entry.key) ++known;
+    if (known != previous.end() && known->consul_key == entry.key &&
+        entry.modify_index < known->modify_index) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
                        const WatchScope& scope, const KeyMapper& mapper, CompareBy compare) {
   listing.erase(
@@ -63,6 +80,9 @@ DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
   auto by_key = [](const consul::DirEntry& a, const consul::DirEntry& b) { return a.key < b.key; };
   if (!std::is_sorted(listing.begin(), listing.end(), by_key)) {
     std::stable_sort(listing.begin(), listing.end(), by_key);
+  }
+  if (compare == CompareBy::kModifyIndex && IndexWentBack(previous, listing)) {
+    compare = CompareBy::kContent;
   }
 
   DiffResult result;
@@ -123,6 +143,7 @@ std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view 
   std::string value;     // the decoded value of the entry being read
   std::string last_key;  // to check the order
   bool first = true;
+  bool went_back = false;  // a known key's index is lower: compare by content (CompareBy)
   size_t old = 0;
   const bool read = ForEachListingEntry(body, [&](const ListingEntryView& entry) {
     if (!first && entry.key <= last_key) return false;
@@ -134,6 +155,10 @@ std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view 
     }
     if (old < known.size() && known[old].consul_key == entry.key) {
       const KnownEntry& was = known[old];
+      if (compare == CompareBy::kModifyIndex && entry.modify_index < was.modify_index) {
+        went_back = true;
+        return false;
+      }
       // By index, an unchanged key (most of a big listing) needs no decoding at all.
       bool changed = was.modify_index != entry.modify_index;
       if (changed || compare == CompareBy::kContent) {
@@ -161,6 +186,8 @@ std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view 
     steps.push_back({Step::Kind::kAdd, 0, fresh.size() - 1});
     return true;
   });
+  // Phase one left `previous` untouched: read again, by content.
+  if (went_back) return DiffListingBody(previous, body, scope, mapper, CompareBy::kContent);
   if (!read) return std::nullopt;
   while (old < known.size()) steps.push_back({Step::Kind::kDelete, old++});
 

@@ -73,7 +73,10 @@ enum class CompareBy {
   // Normal operation: changed when its ModifyIndex differs. Consul bumps a key's ModifyIndex on
   // every write that changes its value, flags or session, and on no other (a rewrite of identical
   // content leaves it alone), so within one server history the index alone decides; every
-  // ModifyIndex change of a present key is an UPDATED.
+  // ModifyIndex change of a present key is an UPDATED. A listing in which a known key's index is
+  // lower than the one known spans two histories (the store's indexes were reset, say a snapshot
+  // restored, and no blocking query saw the index go back): it is compared by content instead,
+  // since a key rewritten since then may carry its old index with a new value.
   kModifyIndex,
   // After the store's index went backwards (or any re-list after an error) indexes are no longer
   // comparable: changed only when its value or flags differ.

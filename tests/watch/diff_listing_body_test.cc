@@ -129,6 +129,29 @@ TEST(DiffListingBodyTest, UnchangedListingGivesNoEventsAndKeepsTheNewestIndexes)
   EXPECT_EQ(diff->next[0].key, "/a/k");
 }
 
+// As DiffListingTest.ByIndexAKeyWhoseIndexWentBackMakesTheListingComparedByContent.
+TEST(DiffListingBodyTest, ByIndexAKeyWhoseIndexWentBackMakesTheListingComparedByContent) {
+  const WatchScope scope("ns/a");
+  consul::DirEntry a;
+  a.key = "ns/a/a";
+  a.value = "x";
+  a.create_index = a.modify_index = 10;
+  consul::DirEntry b = a;
+  b.key = "ns/a/b";
+  b.value = "y";
+  b.create_index = b.modify_index = 12;
+  Snapshot view = DiffListing({}, {a, b}, scope, StripNamespace, CompareBy::kModifyIndex).next;
+  a.modify_index = 5;
+  b.value = "z";
+  std::optional<DiffResult> diff =
+      DiffListingBody(&view, Body({a, b}), scope, StripNamespace, CompareBy::kModifyIndex);
+  ASSERT_TRUE(diff.has_value());
+  ASSERT_EQ(diff->events.size(), 1u);
+  EXPECT_EQ(diff->events[0].type, DataChangedEvent::Type::kUpdated);
+  EXPECT_EQ(diff->events[0].key, "/a/b");
+  EXPECT_EQ(diff->events[0].value, "z");
+}
+
 TEST(DiffListingBodyTest, RefusedBodiesLeaveTheViewUntouched) {
   const WatchScope scope("ns/a");
   ListingGenerator generator(7);

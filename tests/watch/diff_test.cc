@@ -166,6 +166,18 @@ TEST(DiffListingTest, ByIndexAnEqualModifyIndexMeansUnchanged) {
   EXPECT_THAT(by_content.events, ElementsAre(Event(Type::kUpdated, "/a/k", "new")));
 }
 
+// The store's indexes were reset (a snapshot restored) and no blocking query saw the index go
+// back: "a" now carries a lower index, "b" was rewritten since and happens to carry its old
+// index with a new value. By index "b" would look unchanged; the lower index of "a" shows the
+// listing spans two histories, so it is compared by content.
+TEST(DiffListingTest, ByIndexAKeyWhoseIndexWentBackMakesTheListingComparedByContent) {
+  WatchScope scope("ns/a");
+  Snapshot before = View({Entry("ns/a/a", "x", 10), Entry("ns/a/b", "y", 12)}, scope);
+  DiffResult result = DiffListing(before, {Entry("ns/a/a", "x", 5), Entry("ns/a/b", "z", 12)},
+                                  scope, StripNamespace, CompareBy::kModifyIndex);
+  EXPECT_THAT(result.events, ElementsAre(Event(Type::kUpdated, "/a/b", "z")));
+}
+
 TEST(DiffListingTest, UnsortedListingGivesEventsInKeyOrder) {
   WatchScope scope("ns/a");
   Snapshot before = View({Entry("ns/a/b", "1", 5)}, scope);
