@@ -201,10 +201,10 @@ class IoLoop {
   // appeared or the folder is gone.
   absl::StatusOr<bool> GuardHolds(Query* guard, const consul::HttpRequest& request,
                                   const consul::HttpResponse& response);
-  // Diffs a tree or key probe's answer against its part of the watch's snapshot and queues the
-  // events; false when the part is empty now (the plan no longer holds).
+  // Diffs a tree or key probe's answer against its part of the watch's snapshot (by `compare`)
+  // and queues the events; false when the part is empty now (the plan no longer holds).
   absl::StatusOr<bool> DeliverPart(Query* probe, const consul::HttpRequest& request,
-                                   const consul::HttpResponse& response);
+                                   const consul::HttpResponse& response, CompareBy compare);
 
   const WatchEngineOptions options_;
   consul::Client* const client_;

@@ -83,10 +83,20 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
   if (change == consul::IndexTracker::Change::kUnchanged) {
     if (early) {
       BackOff(query, now, /*suspicious=*/true);
-    } else {
-      query->backoff_steps = 0;
-      StartQuery(query, now);
+      return;
     }
+    // The whole wait passed with the same index. Compared by content anyway (once per wait), so
+    // that a watch converges even when an index lies: a reset that landed on this very index
+    // while no query of the watch was parked changes content and not the index.
+    absl::Status delivered = query->observer != nullptr
+                                 ? DeliverKeyState(query, request, response)
+                                 : DeliverDiff(query, request, response, CompareBy::kContent);
+    if (!delivered.ok()) {
+      Fail(query, delivered, request.server, now);
+      return;
+    }
+    query->backoff_steps = 0;
+    StartQuery(query, now);
     return;
   }
   const bool reset = change == consul::IndexTracker::Change::kReset;

@@ -129,18 +129,20 @@ void IoLoop::ApplyProbe(Query* probe, const consul::HttpRequest& request,
     BackOff(watch, now, /*suspicious=*/true);  // as an unsplit watch would
     return;
   }
-  if (change == consul::IndexTracker::Change::kChanged) {
-    absl::StatusOr<bool> plan_holds = probe->probe->kind == Probe::Kind::kGuard
-                                          ? GuardHolds(probe, request, response)
-                                          : DeliverPart(probe, request, response);
-    if (!plan_holds.ok()) {
-      Fail(watch, plan_holds.status(), request.server, now);
-      return;
-    }
-    if (!*plan_holds) {
-      Replan(watch, now);
-      return;
-    }
+  // An answer after the whole wait with the same index is compared by content (as in Apply).
+  const CompareBy compare = change == consul::IndexTracker::Change::kChanged
+                                ? CompareBy::kModifyIndex
+                                : CompareBy::kContent;
+  absl::StatusOr<bool> plan_holds = probe->probe->kind == Probe::Kind::kGuard
+                                        ? GuardHolds(probe, request, response)
+                                        : DeliverPart(probe, request, response, compare);
+  if (!plan_holds.ok()) {
+    Fail(watch, plan_holds.status(), request.server, now);
+    return;
+  }
+  if (!*plan_holds) {
+    Replan(watch, now);
+    return;
   }
   // A proper blocking answer ends the watch's run of back-offs, as it does for an unsplit watch.
   if (probe->sent_index != 0) watch->backoff_steps = 0;
@@ -180,12 +182,11 @@ absl::StatusOr<bool> IoLoop::GuardHolds(Query* guard, const consul::HttpRequest&
 }
 
 absl::StatusOr<bool> IoLoop::DeliverPart(Query* probe, const consul::HttpRequest& request,
-                                         const consul::HttpResponse& response) {
+                                         const consul::HttpResponse& response, CompareBy compare) {
   Query* watch = probe->watch;
   auto [first, last] = RangeOf(watch->snapshot, probe->scope);
   Snapshot part(std::make_move_iterator(first), std::make_move_iterator(last));
-  absl::StatusOr<DiffResult> diff =
-      Diff(&part, probe->scope, request, response, CompareBy::kModifyIndex);
+  absl::StatusOr<DiffResult> diff = Diff(&part, probe->scope, request, response, compare);
   if (!diff.ok()) {
     std::move(part.begin(), part.end(), first);  // untouched by a failed diff: put it back
     return diff.status();
