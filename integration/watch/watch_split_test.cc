@@ -42,11 +42,7 @@ class WatchSplitTest : public WatchTest {
   void SetUp() override {
     WatchTest::SetUp();
     if (IsSkipped()) return;
-    WatchEngineOptions options = EngineOptions();
-    options.split_threshold = 20;
-    options.max_queries_per_watch = kMaxQueries;
-    engine_ = NewEngine(options);
-    ASSERT_NE(engine_, nullptr);
+    ASSERT_NO_FATAL_FAILURE(UseGuardPause(WatchEngineOptions().split_guard_pause));
     for (int f = 0; f < kFolders; ++f) {
       for (int k = 0; k < kKeysPerFolder; ++k) Put(TreeKey(f, k), "0");
     }
@@ -55,6 +51,16 @@ class WatchSplitTest : public WatchTest {
     if (engine_ != nullptr) engine_->Close();
     EXPECT_THAT(mirror_.violations(), IsEmpty());
     WatchTest::TearDown();
+  }
+  // (Re)creates the engine, splitting at 20 keys into kMaxQueries, with this guard pause.
+  void UseGuardPause(absl::Duration pause) {
+    if (engine_ != nullptr) engine_->Close();
+    WatchEngineOptions options = EngineOptions();
+    options.split_threshold = 20;
+    options.max_queries_per_watch = kMaxQueries;
+    options.split_guard_pause = pause;
+    engine_ = NewEngine(options);
+    ASSERT_NE(engine_, nullptr);
   }
   // The mirror starts from the replayed tree, so it can check every later event.
   void WatchTree() {
@@ -160,13 +166,7 @@ TEST_F(WatchSplitFaultsTest, SplitWatchHoldsSeveralConnectionsAndNoMoreThanItsBu
 // waits split_guard_pause (here longer than the test) before it asks again, so only the first
 // write costs the server guard listings; then each write is read by its group's query alone.
 TEST_F(WatchSplitFaultsTest, AGuardThatAnsweredPausesBeforeItAsksAgain) {
-  engine_->Close();
-  WatchEngineOptions options = EngineOptions();
-  options.split_threshold = 20;
-  options.max_queries_per_watch = kMaxQueries;
-  options.split_guard_pause = absl::Hours(1);
-  engine_ = NewEngine(options);
-  ASSERT_NE(engine_, nullptr);
+  ASSERT_NO_FATAL_FAILURE(UseGuardPause(absl::Hours(1)));
   WatchTree();
   // The starting listing, then every query of the plan parked.
   ASSERT_TRUE(registry::testing::Eventually(
@@ -185,13 +185,7 @@ TEST_F(WatchSplitFaultsTest, AGuardThatAnsweredPausesBeforeItAsksAgain) {
 // A guard in its pause holds no transfer, so another query of the engine may take its idle
 // connection. Back from the pause it then opens a new one: the split goes on, with no re-list.
 TEST_F(WatchSplitFaultsTest, AGuardBackFromItsPauseMayOpenANewConnection) {
-  engine_->Close();
-  WatchEngineOptions options = EngineOptions();
-  options.split_threshold = 20;
-  options.max_queries_per_watch = kMaxQueries;
-  options.split_guard_pause = absl::Seconds(1);
-  engine_ = NewEngine(options);
-  ASSERT_NE(engine_, nullptr);
+  ASSERT_NO_FATAL_FAILURE(UseGuardPause(absl::Seconds(1)));
   WatchTree();
   ASSERT_TRUE(registry::testing::Eventually(
       [&] { return server().RequestCounts()["kv.get"] >= 1 + kMaxQueries; }));
