@@ -32,10 +32,11 @@
 // a new connection re-lists instead (the server behind the address may have restarted and lost
 // the index; a fresh server would park the query for the whole wait). As with any Consul client,
 // an index reset that happens while no query of a watch is parked is noticed when that watch's
-// wait ends. An answer that returns early with an unchanged index, or an index reset, counts as
-// suspicious and is followed by a back-off and a re-list, so a misbehaving server never makes
-// the IO thread spin. Failover: every query goes to the client's preferred server, and a failed
-// one is reported with ReportServerFailure().
+// wait ends: an answer after the whole wait is diffed by content even if its index is unchanged,
+// and so is a listing in which a known key's index went down. An answer that returns early with an
+// unchanged index, or an index reset, counts as suspicious and is followed by a back-off and a
+// re-list, so a misbehaving server never makes the IO thread spin. Failover: every query goes to
+// the client's preferred server, and a failed one is reported with ReportServerFailure().
 //
 // Order: events for one key are delivered in the order the server applied the changes (rapid
 // writes may be coalesced); one watch's listener is never called concurrently with itself and
