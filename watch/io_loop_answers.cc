@@ -80,32 +80,27 @@ void IoLoop::Apply(Query* query, const consul::HttpRequest& request,
   // An early answer that is no change (or an index reset) is suspicious: back off rather than
   // spin. A plain read (index 0) answers at once by design.
   const bool early = query->sent_index != 0 && now - query->sent_at < options_.block_query_wait / 2;
-  if (change == consul::IndexTracker::Change::kUnchanged) {
-    if (early) {
-      BackOff(query, now, /*suspicious=*/true);
-      return;
-    }
-    // The whole wait passed with the same index. Compared by content anyway (once per wait), so
-    // that a watch converges even when an index lies: a reset that landed on this very index
-    // while no query of the watch was parked changes content and not the index.
-    absl::Status delivered = query->observer != nullptr
-                                 ? DeliverKeyState(query, request, response)
-                                 : DeliverDiff(query, request, response, CompareBy::kContent);
-    if (!delivered.ok()) {
-      Fail(query, delivered, request.server, now);
-      return;
-    }
-    query->backoff_steps = 0;
-    StartQuery(query, now);
+  const bool unchanged = change == consul::IndexTracker::Change::kUnchanged;
+  if (unchanged && early) {
+    BackOff(query, now, /*suspicious=*/true);
     return;
   }
+  // An unchanged index after the whole wait is compared by content too (once per wait), so that
+  // a watch converges even when an index lies: a reset that landed on this very index while no
+  // query of the watch was parked changes content and not the index.
   const bool reset = change == consul::IndexTracker::Change::kReset;
-  absl::Status delivered = query->observer != nullptr
-                               ? DeliverKeyState(query, request, response)
-                               : DeliverDiff(query, request, response,
-                                             reset ? CompareBy::kContent : CompareBy::kModifyIndex);
+  absl::Status delivered =
+      query->observer != nullptr
+          ? DeliverKeyState(query, request, response)
+          : DeliverDiff(query, request, response,
+                        reset || unchanged ? CompareBy::kContent : CompareBy::kModifyIndex);
   if (!delivered.ok()) {
     Fail(query, delivered, request.server, now);
+    return;
+  }
+  if (unchanged) {
+    query->backoff_steps = 0;
+    StartQuery(query, now);
     return;
   }
   if (reset) {
