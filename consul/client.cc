@@ -36,6 +36,16 @@ bool PauseUnlessCancelled(Canceller* canceller, absl::Duration delay) {
   return canceller == nullptr || !canceller->IsCancelled();
 }
 
+// How long one server may take over `request` in a round over `count` servers. A server that
+// holds requests (a follower waiting for a leader it cannot reach, a stalled process) must not
+// eat the whole call while another one would answer: a request that may move on after a timeout
+// (replay-safe, not a blocking read, whose wait is the point) gives each server an equal share,
+// never under kMinServerShare unless the whole timeout is shorter.
+absl::Duration ServerShare(const HttpRequest& request, absl::Duration timeout, size_t count) {
+  if (count < 2 || !request.replay_safe || request.wait > absl::ZeroDuration()) return timeout;
+  return std::max(timeout / static_cast<int64_t>(count), std::min(timeout, kMinServerShare));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
@@ -114,7 +124,8 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
       return Round{NotSent(CallerDeadlineError(request, "before it was sent")), false};
     }
     // Rounded up: the transport counts whole milliseconds, and must not give up before it.
-    request.timeout = std::min(timeout, absl::Ceil(left, absl::Milliseconds(1)));
+    request.timeout =
+        std::min(ServerShare(request, timeout, count), absl::Ceil(left, absl::Milliseconds(1)));
     const absl::Time sent_at = MonotonicNow();
     last = transport_->Execute(request, canceller);
     RecordExchange(request, last, MonotonicNow() - sent_at);

@@ -9,7 +9,10 @@
 // request (HttpRequest::replay_safe: reads, plain writes, renewals) fails without a response
 // (timeout, reset), and on a leader failure (errors.h LeaderFailure: "No cluster leader", "rpc
 // error getting client", ...) except a possibly applied one of a request that is not replay-safe,
-// which is answered (Unavailable, outcome unknown) for its caller to resolve. When every server
+// which is answered (Unavailable, outcome unknown) for its caller to resolve. A replay-safe
+// request that is not a blocking read gives each server an equal share of its timeout (at least
+// kMinServerShare), so that one server holding requests cannot fail the call while another would
+// answer. When every server
 // failed in one of these ways, the round is made again after a jittered back-off (kFirstRetryDelay
 // doubling up to kMaxRetryDelay), until the request's timeout has passed since the call began or
 // the caller's deadline comes: a leader election shorter than the request timeout costs a caller
@@ -51,6 +54,8 @@ namespace registry::consul {
 // Back-off between rounds over every server (client.h: Failover and retries).
 inline constexpr absl::Duration kFirstRetryDelay = absl::Milliseconds(50);
 inline constexpr absl::Duration kMaxRetryDelay = absl::Seconds(1);
+// The least time one server gets of a request that moves on after a timeout (client.h).
+inline constexpr absl::Duration kMinServerShare = absl::Milliseconds(500);
 
 class Client {
  public:

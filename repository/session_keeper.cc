@@ -14,7 +14,6 @@
 #include "base/monotonic.h"
 #include "base/plugin_metrics.h"
 #include "base/status_macros.h"
-#include "consul/errors.h"
 #include "consul/session.h"
 
 namespace registry {
@@ -24,6 +23,7 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
     : client_(client),
       canceller_(canceller),
       options_(std::move(options)),
+      hold_deadline_(HoldDeadlineFor(options_.ttl, options_.lock_delay)),
       executor_(std::move(executor)) {
   absl::MutexLock lock(&mu_);
   CountStateLocked(+1);  // connecting, until Stop()
@@ -123,21 +123,17 @@ absl::Status SessionKeeper::DestroySessionRpc(const std::string& id, consul::Can
   return consul::ParseSessionDestroyResponse(request, response);
 }
 
-absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const std::string& id) {
+absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const std::string& id,
+                                                                           absl::Duration budget) {
   ASSIGN_OR_RETURN(consul::HttpRequest request, consul::BuildSessionRenewRequest(id));
-  // Renewal starts TTL/2 after the last success and the session counts as lost a TTL after it:
-  // a quarter of the TTL per call (the client's retries included) leaves room for another call.
-  request.timeout = std::clamp(options_.ttl / 4, absl::Milliseconds(100), options_.request_timeout);
+  // The call may take until the loss deadline (`budget`), and no longer: the hold must end then,
+  // whatever it would have said. Not less either: during an election a follower holds the
+  // renewal until a leader is elected, then answers, and a call cut sooner would read a routine
+  // election as a lost session. The client gives each server its share (client.h), so one server
+  // that holds requests cannot take it all while another would answer.
+  request.timeout = std::clamp(budget, absl::Milliseconds(1), options_.request_timeout);
   ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, &canceller_));
   return consul::ParseSessionRenewResponse(request, response);
-}
-
-bool SessionKeeper::ProbeLeaderless() {
-  consul::Canceller probe(
-      &canceller_,
-      absl::Now() + std::clamp(options_.ttl / 10, absl::Milliseconds(100), absl::Seconds(1)));
-  absl::StatusOr<std::string> leader = client_.Leader(&probe);
-  return leader.ok() ? leader->empty() : consul::IsLeaderlessAnswer(leader.status());
 }
 
 absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline) {
@@ -152,6 +148,7 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
     if (!session_id_.empty()) return session_id_;
     if (phase_ == Phase::kNone && !creating_) {
       creating_ = true;
+      const absl::Time sent = MonotonicNow();
       mu_.Unlock();
       absl::StatusOr<std::string> id = CreateSessionRpc(deadline);
       mu_.Lock();
@@ -166,7 +163,7 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
         return ClosedError();
       }
       if (!id.ok()) return id.status();
-      AdoptSessionLocked(*std::move(id));
+      AdoptSessionLocked(*std::move(id), sent);
       return session_id_;
     }
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), wait_until)) {
@@ -188,14 +185,15 @@ void SessionKeeper::ReportSessionInvalid(absl::string_view session_id) {
   if (!session_id.empty() && session_id == session_id_) WakeRenewerLocked();
 }
 
-void SessionKeeper::AdoptSessionLocked(std::string id) {
+void SessionKeeper::AdoptSessionLocked(std::string id, absl::Time sent) {
   const bool first = phase_ == Phase::kNone;
-  const absl::Time now = MonotonicNow();
   session_id_ = std::move(id);
   // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
   QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
-  last_renewed_ = now;
-  next_renew_ = now + options_.ttl / 2;
+  // The server started the session's timer when it applied the create, after `sent`: counting
+  // from the reply instead would stretch the hold by however long the create took.
+  last_renewed_ = sent;
+  next_renew_ = sent + options_.ttl / 2;
   create_failures_ = 0;
   metrics::Metrics().session_creations.Get().Increment();
   Log(LogLevel::kInfo, "session", "instance session ", session_id_,
@@ -304,11 +302,16 @@ void SessionKeeper::Run() {
   }
 }
 
+absl::Time SessionKeeper::LossDeadlineLocked() const {
+  return last_renewed_ + hold_deadline_.loss_after;
+}
+
 void SessionKeeper::RenewLocked() {
   const std::string id = session_id_;
   const absl::Time sent = MonotonicNow();
+  const absl::Duration budget = LossDeadlineLocked() - sent;
   mu_.Unlock();
-  absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id);
+  absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id, budget);
   mu_.Lock();
   if (stopping_ || session_id_ != id) return;
   const bool ok = renewed.ok() && renewed->has_value();
@@ -335,29 +338,18 @@ void SessionKeeper::RenewLocked() {
     Log(LogLevel::kWarn, "session",
         "renewing the instance session failed: ", renewed.status().ToString());
   }
-  // Only a leader expires sessions, and a new leader restarts every session's timer when it
-  // takes over: while the cluster has no leader the session cannot expire, and it lives for a
-  // TTL after the last sign of an election.
-  if (consul::IsLeaderlessAnswer(renewed.status())) last_leaderless_ = sent;
-  auto lost_at = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return std::max(last_renewed_, last_leaderless_) + options_.ttl;
-  };
-  absl::Time now = MonotonicNow();
-  if (now >= lost_at()) {
-    // Last chance: is the cluster electing a leader (its followers hold requests until one is
-    // elected, so a renewal times out instead of hearing so)?
-    mu_.Unlock();
-    const bool leaderless = ProbeLeaderless();
-    mu_.Lock();
-    if (stopping_ || session_id_ != id) return;
-    now = MonotonicNow();
-    if (leaderless) last_leaderless_ = now;
-  }
-  if (now >= lost_at()) {
+  // SAFETY (lock/README.md, "Safety"; hold_deadline.h): the session counts as lost at the loss
+  // deadline, counted from the last renewal that succeeded and from nothing else. No answer
+  // moves it: a server cut off on the minority side of a partition says "no leader" for as long
+  // as the partition lasts, while the majority's leader expires the session and, after the
+  // lock-delay, hands its locks on. A slow election may thus cost a session that Consul kept;
+  // that is a false loss, never an overlap.
+  const absl::Time now = MonotonicNow();
+  if (now >= LossDeadlineLocked()) {
     MarkLostLocked(/*maybe_alive=*/true);
     return;
   }
-  next_renew_ = std::min(now + RenewRetryDelayLocked(), lost_at());
+  next_renew_ = std::min(now + RenewRetryDelayLocked(), LossDeadlineLocked());
 }
 
 void SessionKeeper::MarkLostLocked(bool maybe_alive) {
@@ -384,6 +376,7 @@ void SessionKeeper::RecreateLocked() {
     DestroySessionRpc(doomed, &canceller_, std::min(options_.ttl, options_.request_timeout))
         .IgnoreError();  // best effort: it expires on its own anyway
   }
+  const absl::Time sent = MonotonicNow();
   absl::StatusOr<std::string> id = CreateSessionRpc(absl::InfiniteFuture());
   mu_.Lock();
   if (stopping_) {
@@ -399,7 +392,7 @@ void SessionKeeper::RecreateLocked() {
     }
     return;
   }
-  AdoptSessionLocked(*std::move(id));
+  AdoptSessionLocked(*std::move(id), sent);
 }
 
 bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {

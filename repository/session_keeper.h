@@ -5,10 +5,11 @@
 //  - The session (Behavior=delete, TTL-only) is created by the first ephemeral write, in the
 //    caller's thread; from then on a background thread renews it every TTL/2.
 //  - A failing renewal makes the state SUSPENDED and is retried about once a second; the
-//    session counts as lost when the server answers 404 or no renewal succeeded for a whole TTL
-//    (the server may have expired it; it is then destroyed on a best-effort basis so that the
-//    server agrees) - a TTL counted from the last sign that the cluster had no leader, if later:
-//    only a leader expires sessions, and a new one restarts their timers. After a loss the
+//    session counts as lost when the server answers 404 or at the loss deadline: the send time
+//    of the last renewal (or create) that succeeded plus HoldDeadline::loss_after (one TTL, less
+//    when the lock-delay is under min(TTL / 4, 1 s); hold_deadline.h), whatever any server
+//    answered in between (the server may have expired it; it is then destroyed on a best-effort
+//    basis so that the server agrees). No renewal call runs past that deadline. After a loss the
 //    thread creates a new session, and a second thread, the restorer (started for that and
 //    ended once every key is back), binds every remembered ephemeral key to it again (LOST,
 //    then RECONNECTED once all are back), up to kMaxKeysPerBatch keys per transaction;
@@ -60,6 +61,7 @@
 #include "consul/client.h"
 #include "registry/repository.h"
 #include "repository/ephemeral_writer.h"
+#include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
 
 namespace registry {
@@ -180,8 +182,13 @@ class SessionKeeper {
   void RecordRestore(const std::string& key, const std::string& session, BindOutcome outcome,
                      bool* retry_later, bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
   void MarkLostLocked(bool maybe_alive) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id);
-  void AdoptSessionLocked(std::string id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Renews `id` in a call cut after `budget` (at most the request timeout).
+  absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id,
+                                                              absl::Duration budget);
+  // Makes `id`, whose create was sent at `sent` (monotonic), the live session.
+  void AdoptSessionLocked(std::string id, absl::Time sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When the live session counts as lost unless a renewal succeeds first (hold_deadline.h).
+  absl::Time LossDeadlineLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishLocked(ConnectionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds `delta` to registry_consul_connection_state for last_state_ (an open keeper counts
   // once, in its current state, from construction until Stop()).
@@ -189,8 +196,6 @@ class SessionKeeper {
   void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before the next session create after `failures` failed ones.
   absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Asks the servers for the leader; true when one answers that there is none. Without mu_.
-  bool ProbeLeaderless();
   // Delay before a failed renewal is made again.
   absl::Duration RenewRetryDelayLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -203,6 +208,7 @@ class SessionKeeper {
   consul::Client& client_;
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
+  const HoldDeadline hold_deadline_;
   const Executor executor_;
 
   // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.
@@ -217,9 +223,9 @@ class SessionKeeper {
   std::string session_id_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> old_sessions_ ABSL_GUARDED_BY(mu_);  // earlier sessions, newest last
   // Schedules, on MonotonicNow()'s clock (monotonic.h): a wall-clock step changes none of them.
-  absl::Time last_renewed_ ABSL_GUARDED_BY(mu_);  // send time of the last successful renewal
-  // When a server last said the cluster had no leader (monotonic); InfinitePast when never.
-  absl::Time last_leaderless_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Send time of the last successful renewal or create of the live session: the only basis of
+  // the loss deadline (hold_deadline.h).
+  absl::Time last_renewed_ ABSL_GUARDED_BY(mu_);
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
   absl::Time next_create_ ABSL_GUARDED_BY(mu_);
   absl::Time next_restore_ ABSL_GUARDED_BY(mu_);

@@ -24,6 +24,7 @@ packages=(
   debian-archive-keyring dpkg # get-consul.sh: verify and unpack the consul package
   openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)
   file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
+  iproute2 nftables         # partition tests: network namespaces, veth links, drop rules
 )
 
 missing=()

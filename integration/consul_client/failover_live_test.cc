@@ -8,6 +8,7 @@
 #include "consul/errors.h"
 #include "gtest/gtest.h"
 #include "integration/consul_client/live_fixture.h"
+#include "integration/testing/delay_proxy.h"
 
 namespace registry::consul::live {
 namespace {
@@ -105,6 +106,25 @@ TEST_F(FailoverLiveFaultsTest, NoClusterLeaderOnTheFirstServerFailsOverToTheSeco
   EXPECT_FALSE(Lookup("k").has_value());  // the first server refused it
   EXPECT_EQ(failover->PreferredServer(), BaseUrl(*second));
   EXPECT_EQ(RequestCount(*second, "kv.put"), 1u);
+}
+
+// A server that holds requests (a follower waiting for a leader it cannot reach) must not take a
+// call's whole time while another server answers: it gets its share, then the next one is asked.
+TEST_F(FailoverLiveFaultsTest, AServerThatHoldsRequestsGetsItsShareOfTheTimeoutThenTheNextAnswers) {
+  absl::StatusOr<std::unique_ptr<integration::DelayProxy>> stalled = integration::DelayProxy::Start(
+      std::stoi(server().address().substr(server().address().rfind(':') + 1)));
+  ASSERT_TRUE(stalled.ok()) << stalled.status();
+  (*stalled)->set_delay(absl::Seconds(30));  // every request is held
+  ClientOptions options;
+  options.servers = absl::StrCat((*stalled)->address(), ",", server().address());
+  options.request_timeout = absl::Seconds(3);
+  std::unique_ptr<Client> failover = NewClient(options);
+  const absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(bool put, failover->KvPut("held", "v"));  // a plain write: replay-safe
+  EXPECT_TRUE(put);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3)) << "the held request took the whole timeout";
+  EXPECT_EQ(Lookup("held")->value, "v");
+  EXPECT_EQ(failover->PreferredServer(), BaseUrl(server()));
 }
 
 TEST_F(FailoverLiveFaultsTest, ANoClusterLeaderBurstWithinTheRequestTimeoutIsRiddenThrough) {

@@ -415,9 +415,10 @@ TEST(LockSafetyTest, EightProcessesThroughAVaryingDelayToARealServerNeverShareTh
   ASSERT_TRUE(proxy.ok()) << proxy.status();
   RunHarness("a real Consul server behind a varying delay", (*proxy)->address(),
              [&](absl::Notification& done) {
-               // One-way delays and how long each lasts. The last two make renewals (TTL/4 = 500
-               // ms each) time out, so sessions are suspended and some lost; a longer delay would
-               // only make Consul unreachable for longer than the locks wait (a TTL).
+               // One-way delays and how long each lasts. The last one makes renewals (which may
+               // wait until the loss deadline, TTL/2 = 1 s after they start) time out, so sessions
+               // are suspended and some lost; a longer delay would only make Consul unreachable
+               // for longer than the locks wait (a TTL).
                const std::pair<absl::Duration, absl::Duration> schedule[] = {
                    {absl::Milliseconds(10), absl::Seconds(2)},
                    {absl::Milliseconds(50), absl::Seconds(2)},

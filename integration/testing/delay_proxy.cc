@@ -11,6 +11,9 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -140,6 +143,65 @@ class DelayProxy::Pipe {
   std::vector<std::thread> threads_;
 };
 
+// Answers the requests of one connection as a Consul server without a leader, until the client
+// closes it or the proxy is destroyed. Requests are read whole (headers, then Content-Length
+// bytes of body) so that kept-alive connections stay in step.
+class DelayProxy::Responder {
+ public:
+  explicit Responder(int fd) : fd_(fd), thread_([this] { Serve(); }) {}
+  ~Responder() {
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+  }
+  bool done() const { return done_.load(); }
+
+ private:
+  void Serve() {
+    std::string buffer;
+    char chunk[4096];
+    for (;;) {
+      const size_t end = buffer.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        const size_t total = end + 4 + BodyLength(buffer.substr(0, end));
+        if (buffer.size() >= total) {
+          if (!SendAll(fd_, Answer(buffer.substr(0, end)))) break;
+          buffer.erase(0, total);
+          continue;
+        }
+      }
+      const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+      if (n <= 0) break;
+      buffer.append(chunk, static_cast<size_t>(n));
+    }
+    done_ = true;
+  }
+
+  static size_t BodyLength(const std::string& head) {
+    const std::string lower = absl::AsciiStrToLower(head);
+    const size_t at = lower.find("\r\ncontent-length:");
+    if (at == std::string::npos) return 0;
+    size_t length = 0;
+    return absl::SimpleAtoi(absl::StripAsciiWhitespace(
+                                lower.substr(at + 17, lower.find("\r\n", at + 2) - (at + 17))),
+                            &length)
+               ? length
+               : 0;
+  }
+
+  static std::string Answer(const std::string& head) {
+    if (absl::StartsWith(head, "GET /v1/status/leader")) {
+      return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n\"\"";
+    }
+    return "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\n"
+           "Content-Length: 17\r\n\r\nNo cluster leader";
+  }
+
+  const int fd_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 absl::StatusOr<std::unique_ptr<DelayProxy>> DelayProxy::Start(int target_port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -169,8 +231,14 @@ DelayProxy::~DelayProxy() {
     absl::MutexLock lock(&mu_);
     pipes = std::move(pipes_);
   }
+  std::vector<std::unique_ptr<Responder>> responders;
+  {
+    absl::MutexLock lock(&mu_);
+    responders = std::move(responders_);
+  }
   for (auto& pipe : pipes) pipe->Abort();
-  pipes.clear();  // joins
+  pipes.clear();       // joins
+  responders.clear();  // joins
 }
 
 std::string DelayProxy::address() const { return absl::StrCat("127.0.0.1:", port_); }
@@ -181,18 +249,41 @@ void DelayProxy::set_delay(absl::Duration delay) {
 
 absl::Duration DelayProxy::delay() const { return absl::Nanoseconds(delay_ns_.load()); }
 
+void DelayProxy::set_leaderless(bool leaderless) {
+  std::vector<std::unique_ptr<Pipe>> cut;
+  {
+    absl::MutexLock lock(&mu_);
+    leaderless_ = leaderless;
+    if (leaderless) cut = std::move(pipes_);
+  }
+  for (auto& pipe : cut) pipe->Abort();
+}
+
 void DelayProxy::AcceptLoop() {
   while (!stopping_) {
     const int client = accept(listen_fd_, nullptr, nullptr);
     if (client < 0) continue;  // woken by shutdown (then stopping_) or a transient error
     const int one = 1;
     setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    {
+      absl::MutexLock lock(&mu_);
+      std::erase_if(responders_, [](const auto& responder) { return responder->done(); });
+      if (leaderless_) {
+        responders_.push_back(std::make_unique<Responder>(client));
+        continue;
+      }
+    }
     const int upstream = ConnectLoopback(target_port_);
     if (upstream < 0) {
       close(client);  // the target is down: so is the proxied connection
       continue;
     }
     absl::MutexLock lock(&mu_);
+    if (leaderless_) {  // turned on while this one connected: it is cut as the others were
+      close(client);
+      close(upstream);
+      continue;
+    }
     // Ended connections go now: a long run makes thousands of them.
     std::erase_if(pipes_, [](const std::unique_ptr<Pipe>& pipe) { return pipe->done(); });
     pipes_.push_back(std::make_unique<Pipe>(*this, client, upstream));

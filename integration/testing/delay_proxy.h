@@ -5,6 +5,9 @@
 // passing it on (order kept). What `tc netem delay` does to a link, without root: tests put it
 // between the code under test and a real Consul server and change the delay while they run.
 //
+// It can also play a Consul server cut off on the minority side of a partition (set_leaderless):
+// such a server is up and answers at once, but knows no leader and can apply nothing.
+//
 // Thread safety: set_delay() from any thread. Each connection costs four threads (a reader and a
 // writer per direction); the destructor closes every socket and joins every thread.
 #ifndef INTEGRATION_TESTING_DELAY_PROXY_H_
@@ -36,9 +39,14 @@ class DelayProxy {
   // Bytes read from now on are passed on `delay` later (one-way; a round trip costs twice).
   void set_delay(absl::Duration delay);
   absl::Duration delay() const;
+  // While on, the proxy forwards nothing: it closes every forwarded connection open now and
+  // answers each request of a new one as a server without a leader does, GET /v1/status/leader
+  // with 200 `""` and every other request with 500 "No cluster leader". Off: forwards again.
+  void set_leaderless(bool leaderless);
 
  private:
-  class Pipe;  // one direction of one connection
+  class Pipe;       // one direction of one connection
+  class Responder;  // one connection answered as a leaderless server
   DelayProxy(int listen_fd, int port, int target_port);
   void AcceptLoop();
 
@@ -48,7 +56,9 @@ class DelayProxy {
   std::atomic<int64_t> delay_ns_{0};
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
+  bool leaderless_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::unique_ptr<Pipe>> pipes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Responder>> responders_ ABSL_GUARDED_BY(mu_);
   std::thread acceptor_;
 };
 
