@@ -1,6 +1,7 @@
 // base/limits.cc
 #include "base/limits.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace registry::limits {
@@ -17,6 +18,19 @@ absl::Status CheckRange(absl::string_view name, absl::Duration value, bool posit
 }
 
 }  // namespace
+
+absl::Status ValidateNodeName(absl::string_view name) {
+  if (name.size() > 63) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is longer than 63 characters"));
+  }
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", name, "' is not a node name (letters, digits, '-', '_', '.')"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateTimings(const Timings& timings, const TimingNames& names) {
   const bool kPositive = true;

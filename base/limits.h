@@ -27,6 +27,8 @@ inline constexpr absl::Duration kMaxBlockQueryWait = absl::Minutes(10);
 inline constexpr absl::Duration kDefaultConnectTimeout = absl::Seconds(5);
 inline constexpr absl::Duration kDefaultRequestTimeout = absl::Seconds(10);
 inline constexpr absl::Duration kMaxTimeout = absl::Hours(24);
+// The catalog node the instance sessions belong to (repository/session_node.h).
+inline constexpr absl::string_view kDefaultSessionNode = "registry-consul";
 // The instance session's lock-delay; 0 disables it, Consul refuses more than 60 s.
 inline constexpr absl::Duration kDefaultLockDelay = absl::Seconds(15);
 inline constexpr absl::Duration kMaxLockDelay = absl::Seconds(60);
@@ -69,6 +71,11 @@ struct TimingNames {
 // Checks every range above and that lock_retry is at most session_ttl. InvalidArgument
 // "<name>: <value> must be ..." naming the first setting at fault as `names` spells it.
 absl::Status ValidateTimings(const Timings& timings, const TimingNames& names);
+
+// Checks a session node name: empty (the agent's node) or at most 63 letters, digits, '-', '_'
+// and '.' (a DNS label; Consul warns about node names DNS cannot carry). InvalidArgument quotes
+// the name and says what is wrong with it.
+absl::Status ValidateNodeName(absl::string_view name);
 
 }  // namespace registry::limits
 

@@ -25,6 +25,7 @@ constexpr absl::string_view kBlockQueryTimeMilliseconds = "blockQueryTimeMillise
 constexpr absl::string_view kToken = "token";
 constexpr absl::string_view kTokenFile = "tokenFile";
 constexpr absl::string_view kDatacenter = "datacenter";
+constexpr absl::string_view kSessionNode = "sessionNode";
 constexpr absl::string_view kTlsCaFile = "tlsCaFile";
 constexpr absl::string_view kTlsVerify = "tlsVerify";
 constexpr absl::string_view kTlsCertFile = "tlsCertFile";
@@ -60,6 +61,7 @@ std::vector<std::string> KeyList(bool with_mode_keys) {
                                 kToken,
                                 kTokenFile,
                                 kDatacenter,
+                                kSessionNode,
                                 kTlsCaFile,
                                 kTlsVerify,
                                 kTlsCertFile,
@@ -175,6 +177,9 @@ absl::Status PropsBuilder::Apply(absl::string_view key, absl::string_view value)
           absl::StrCat("'", value, "' holds a token that ", status.message()));
     }
     config_.token = std::string(token);
+  } else if (key == kSessionNode) {
+    RETURN_IF_ERROR(limits::ValidateNodeName(value));
+    config_.session_node = std::string(value);
   } else if (key == kDatacenter) {
     RETURN_IF_ERROR(ValidateDatacenter(value));
     config_.datacenter = std::string(value);

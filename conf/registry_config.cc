@@ -21,6 +21,7 @@ std::string RegistryConfig::ToString() const {
                       ", block_query_wait: ", absl::FormatDuration(block_query_wait),
                       ", token: ", token.empty() ? "<none>" : "<set>",
                       ", datacenter: ", datacenter.empty() ? "<agent's>" : datacenter,
+                      ", session_node: ", session_node.empty() ? "<agent's>" : session_node,
                       ", tls_ca_file: ", tls_ca_file.empty() ? "<system>" : tls_ca_file,
                       ", tls_verify: ", tls_verify ? "true" : "false",
                       ", tls_cert_file: ", tls_cert_file.empty() ? "<none>" : tls_cert_file,

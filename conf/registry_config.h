@@ -48,8 +48,10 @@ struct RegistryConfig {
   // The time settings: defaults and limits are base/limits.h's, whole milliseconds.
   absl::Duration session_ttl = limits::kDefaultSessionTtl;           // (0, 24h]
   absl::Duration block_query_wait = limits::kDefaultBlockQueryWait;  // (0, 10m]
-  std::string token;        // ACL token, printable ASCII without spaces, or empty. Never printed.
-  std::string datacenter;   // empty: the agent's datacenter
+  std::string token;       // ACL token, printable ASCII without spaces, or empty. Never printed.
+  std::string datacenter;  // empty: the agent's datacenter
+  // The catalog node of the instance sessions (repository/session_node.h); empty: the agent's.
+  std::string session_node = std::string(limits::kDefaultSessionNode);
   std::string tls_ca_file;  // empty: the system CA store
   bool tls_verify = true;   // verify the server certificate
   // Client certificate and its key (PEM), both set or both empty; empty: no client certificate.

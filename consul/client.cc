@@ -271,4 +271,13 @@ absl::StatusOr<std::string> Client::Leader(Canceller* canceller) {
   return Call<std::string>(BuildStatusLeaderRequest(), ParseStatusLeaderResponse, canceller);
 }
 
+absl::Status Client::RegisterNode(absl::string_view node, Canceller* canceller) {
+  auto parse = [](const HttpRequest& request,
+                  const HttpResponse& response) -> absl::StatusOr<bool> {
+    RETURN_IF_ERROR(ParseCatalogRegisterResponse(request, response));
+    return true;
+  };
+  return Call<bool>(BuildCatalogRegisterRequest(node), parse, canceller).status();
+}
+
 }  // namespace registry::consul

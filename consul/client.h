@@ -40,6 +40,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "consul/canceller.h"
+#include "consul/catalog.h"
 #include "consul/client_options.h"
 #include "consul/http_types.h"
 #include "consul/kv.h"
@@ -115,6 +116,8 @@ class Client {
 
   // The leader's address, "" when the cluster has none.
   absl::StatusOr<std::string> Leader(Canceller* canceller = nullptr);
+  // Registers `node` as an external node of the catalog (catalog.h).
+  absl::Status RegisterNode(absl::string_view node, Canceller* canceller = nullptr);
 
   // Sends an already built request (server left empty) with the client-wide parts and failover,
   // returning the raw response of the server that answered (any HTTP status). Errors: Cancelled,

@@ -101,11 +101,6 @@ LeaderFailure LeaderFailureOf(const HttpResponse& response) {
   return LeaderFailureOfBody(response.status, response.body);
 }
 
-bool IsLeaderlessAnswer(const absl::Status& status) {
-  const std::optional<int> http = HttpStatusOf(status);
-  return IsConnectionError(status) && http.has_value() && *http >= 500;
-}
-
 std::optional<bool> ReachabilityOf(const absl::Status& status) {
   if (status.ok()) return true;
   if (absl::IsUnavailable(status)) return false;

@@ -47,10 +47,6 @@ enum class LeaderFailure {
 };
 LeaderFailure LeaderFailureOf(const HttpResponse& response);
 
-// True for a status made by ErrorFromResponse() from a kNotApplied leader failure: a server said
-// the cluster has no reachable leader. A connection failure says nothing about the cluster.
-bool IsLeaderlessAnswer(const absl::Status& status);
-
 // DataLoss "consul GET /v1/kv/a: malformed response: <detail>".
 absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail);
 

@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryCo
   options.namespace_name = config.namespace_name;
   options.session_ttl = config.session_ttl;
   options.session_lock_delay = config.session_lock_delay;
+  options.session_node = config.session_node;
   options.block_query_wait = config.block_query_wait;
   options.lock_retry = config.lock_retry;
   options.txn_max_operations = config.txn_max_operations;

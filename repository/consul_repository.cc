@@ -79,7 +79,8 @@ class ConsulRepository final : public Repository {
         keeper_(*client_, canceller_,
                 SessionKeeperOptions{absl::StrCat("registry:", space_.namespace_name()),
                                      options_.session_ttl, options_.session_lock_delay,
-                                     options_.lock_retry, options_.client.request_timeout},
+                                     options_.lock_retry, options_.client.request_timeout,
+                                     options_.session_node},
                 [this](std::function<void()> task) { return Post(std::move(task)); }),
         session_(keeper_, *client_, canceller_, space_, options_, [this] { return Engine(); }) {
     // Every call and watch exchange tells the connection state (Close() stops both before the
@@ -343,6 +344,10 @@ absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& opti
                                      "ConsulRepositoryOptions.session_lock_delay",
                                      "ConsulRepositoryOptions.lock_retry"};
   RETURN_IF_ERROR(limits::ValidateTimings(timings, names));
+  if (absl::Status status = limits::ValidateNodeName(options.session_node); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ConsulRepositoryOptions.session_node: ", status.message()));
+  }
   if (options.txn_max_operations < limits::kMinTxnOperations ||
       options.txn_max_operations > limits::kMaxTxnOperations) {
     return absl::InvalidArgumentError(absl::StrCat(

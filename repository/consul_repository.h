@@ -60,6 +60,10 @@ struct ConsulRepositoryOptions {
   // Lock-delay of the instance session: after it dies, its keys cannot be re-bound for this
   // long. Zero disables it; at most 60 s (Consul's cap).
   absl::Duration session_lock_delay = limits::kDefaultLockDelay;
+  // The catalog node the instance sessions belong to, registered as an external node so that
+  // no server's removal ends them (session_node.h); empty: the node of the agent that creates
+  // them. Letters, digits, '-', '_', '.'.
+  std::string session_node = std::string(limits::kDefaultSessionNode);
   // Server-side wait of blocking reads (watches, lock waits); positive, at most 10 min.
   absl::Duration block_query_wait = limits::kDefaultBlockQueryWait;
   // Pause between attempts refused by a lock-delay; positive, at most 60 s and the session TTL.

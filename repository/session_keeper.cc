@@ -24,6 +24,7 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
       canceller_(canceller),
       options_(std::move(options)),
       hold_deadline_(HoldDeadlineFor(options_.ttl, options_.lock_delay)),
+      session_node_(options_.session_node),
       executor_(std::move(executor)) {
   absl::MutexLock lock(&mu_);
   CountStateLocked(+1);  // connecting, until Stop()
@@ -112,7 +113,7 @@ absl::StatusOr<std::string> SessionKeeper::CreateSessionRpc(absl::Time deadline)
   create.lock_delay = options_.lock_delay;
   // A create cut by the deadline may still have made a session: it expires by its TTL.
   consul::Canceller call(&canceller_, deadline);
-  return client_.CreateSession(create, &call);
+  return session_node_.CreateSession(client_, std::move(create), &call);
 }
 
 absl::Status SessionKeeper::DestroySessionRpc(const std::string& id, consul::Canceller* canceller,

@@ -63,6 +63,7 @@
 #include "repository/ephemeral_writer.h"
 #include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
+#include "repository/session_node.h"
 
 namespace registry {
 
@@ -72,6 +73,8 @@ struct SessionKeeperOptions {
   absl::Duration lock_delay = limits::kDefaultLockDelay;
   absl::Duration lock_retry = limits::kDefaultLockRetry;
   absl::Duration request_timeout = limits::kDefaultRequestTimeout;
+  // The catalog node of the sessions (session_node.h); empty: the agent's node.
+  std::string session_node = std::string(limits::kDefaultSessionNode);
 };
 
 class SessionKeeper {
@@ -209,6 +212,7 @@ class SessionKeeper {
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
   const HoldDeadline hold_deadline_;
+  SessionNode session_node_;
   const Executor executor_;
 
   // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.

@@ -96,6 +96,7 @@ ApiOutcome Api::Handle(const HttpRequest& request) {
   if (absl::StartsWith(path, "/v1/kv/")) return HandleKv(request);
   if (absl::StartsWith(path, "/v1/session/")) return HandleSession(request);
   if (path == "/v1/txn") return HandleTxn(request);
+  if (path == "/v1/catalog/register") return CatalogRegister(request);
 
   const bool leader = path == "/v1/status/leader";
   if (leader || path == "/v1/status/peers") {

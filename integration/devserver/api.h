@@ -131,6 +131,7 @@ class Api {
   HttpResponse KvDelete(const HttpRequest& request, const std::string& key);
   ApiOutcome HandleSession(const HttpRequest& request);
   HttpResponse SessionCreate(const HttpRequest& request);
+  HttpResponse CatalogRegister(const HttpRequest& request);
   HttpResponse HandleTxn(const HttpRequest& request);
   HttpResponse StatusLeader() const;
   HttpResponse StatusPeers() const;

@@ -228,6 +228,28 @@ Json SessionJson(const SessionEntry& session) {
   return out;
 }
 
+absl::StatusOr<NodeRegistration> DecodeCatalogRegister(absl::string_view body) {
+  Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (raw.is_discarded()) return absl::InvalidArgumentError(JsonSyntaxError(body));
+  if (raw.is_null()) return NodeRegistration{};
+  if (!raw.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("json: cannot unmarshal ", TypeName(raw),
+                     " into Go value of type structs.RegisterRequest"));
+  }
+  if (absl::Status unknown = RejectUnknownFields(
+          raw, {"Datacenter", "ID", "Node", "Address", "TaggedAddresses", "NodeMeta", "Service",
+                "Check", "Checks", "SkipNodeUpdate", "Token", "Namespace"});
+      !unknown.ok()) {
+    return unknown;
+  }
+  absl::StatusOr<std::string> node = StringField(raw, "Node", "");
+  if (!node.ok()) return node.status();
+  absl::StatusOr<std::string> address = StringField(raw, "Address", "");
+  if (!address.ok()) return address.status();
+  return NodeRegistration{*std::move(node), *std::move(address)};
+}
+
 absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
                                                          SessionCreateRequest defaults) {
   Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);

@@ -46,6 +46,15 @@ Json SessionJson(const SessionEntry& session);
 absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
                                                          SessionCreateRequest defaults);
 
+// The node of a /v1/catalog/register body (services and checks are not kept).
+struct NodeRegistration {
+  std::string node;
+  std::string address;
+};
+// Decodes a /v1/catalog/register body strictly, as Consul does. Errors are InvalidArgument with
+// Go's decoder message (Consul prefixes "Request decode failed: ").
+absl::StatusOr<NodeRegistration> DecodeCatalogRegister(absl::string_view body);
+
 // Decodes a /v1/txn body. InvalidArgument (HTTP 400, "Failed to parse body: ...") for
 // malformed JSON or base64; ResourceExhausted (HTTP 413) with Consul's message for more than
 // kMaxTxnOps operations or a value over kMaxValueBytes. Operations Consul would reject one by

@@ -138,6 +138,10 @@ class Store {
   // (fault injection). Returns false if `id` is not a live session.
   bool ExpireSession(absl::string_view id);
 
+  // Registers `node` in the catalog (an external node: no checks), so that sessions may name
+  // it. Idempotent; touches no index the KV and session endpoints report.
+  void RegisterNode(absl::string_view node);
+
   // Restarts `id`'s TTL timer (2×TTL from now) without touching any index. Returns the
   // session, or nullopt if it does not exist.
   std::optional<SessionEntry> RenewSession(absl::string_view id);
@@ -276,6 +280,8 @@ class Store {
   absl::flat_hash_map<std::string, absl::btree_set<std::string>> held_keys_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, absl::Time> lock_delays_ ABSL_GUARDED_BY(mu_);
   absl::btree_map<std::string, SessionState> sessions_ ABSL_GUARDED_BY(mu_);
+  // Nodes registered through the catalog, besides options_.node_name.
+  absl::btree_set<std::string> external_nodes_ ABSL_GUARDED_BY(mu_);
 
   uint64_t index_ ABSL_GUARDED_BY(mu_) = 1;  // index 1 stands for the node's registration
   uint64_t kvs_index_ ABSL_GUARDED_BY(mu_) = 0;

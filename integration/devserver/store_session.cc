@@ -26,6 +26,11 @@ std::string Store::NewUuidLocked() {
                          high & 0xFFFF, low >> 48, low & 0xFFFFFFFFFFFFULL);
 }
 
+void Store::RegisterNode(absl::string_view node) {
+  absl::MutexLock lock(&mu_);
+  external_nodes_.insert(std::string(node));
+}
+
 // Long by design: Consul's checks in Consul's order, each with Consul's message, then the
 // create; split up, the order would be harder to compare.
 absl::StatusOr<std::string> Store::CreateSession(const SessionCreateRequest& request) {
@@ -56,7 +61,10 @@ absl::StatusOr<std::string> Store::CreateSession(const SessionCreateRequest& req
     }
   }
   if (request.node != options_.node_name) {
-    return absl::FailedPreconditionError("Missing node registration");
+    absl::MutexLock lock(&mu_);
+    if (!external_nodes_.contains(request.node)) {
+      return absl::FailedPreconditionError("Missing node registration");
+    }
   }
   // The only check this single node has is its serf health check, always passing.
   for (const std::string& check : request.node_checks) {

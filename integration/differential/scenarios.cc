@@ -123,6 +123,21 @@ Scenario Sessions() {
            {"GET", "/v1/session/create"}}};
 }
 
+// The catalog node a session names: unknown until registered (repository/session_node.h).
+Scenario SessionNodes() {
+  return {"SessionNodes",
+          {{"PUT", "/v1/session/create", R"({"Node":"n1","NodeChecks":[]})"},
+           {"PUT", "/v1/catalog/register", R"({"Address":"n1"})"},
+           {"PUT", "/v1/catalog/register", R"({"Node":"n1"})"},
+           {"PUT", "/v1/catalog/register", "[1]"},
+           {"PUT", "/v1/catalog/register", R"({"Node":"n1","Address":"n1","Bogus":1})"},
+           {"GET", "/v1/catalog/register"},
+           {"PUT", "/v1/catalog/register",
+            R"({"Node":"n1","Address":"n1","NodeMeta":{"external-node":"true"}})"},
+           {"PUT", "/v1/session/create", R"({"Node":"n1","NodeChecks":[]})"},
+           {"GET", "/v1/session/info/{s1}"}}};
+}
+
 Scenario AcquireRelease() {
   return {"AcquireRelease",
           {{"PUT", "/v1/session/create", R"({"LockDelay":"0s"})"},
@@ -233,9 +248,19 @@ Scenario Acls() {
 }  // namespace
 
 std::vector<Scenario> Scenarios() {
-  return {KvBasics(),          KvCas(),     KvListing(),        KvOddKeys(),
-          BlockingArguments(), Sessions(),  AcquireRelease(),   LockDelayAndBehaviours(),
-          TxnVerbs(),          TxnLimits(), StatusAndMethods(), Acls()};
+  return {KvBasics(),
+          KvCas(),
+          KvListing(),
+          KvOddKeys(),
+          BlockingArguments(),
+          Sessions(),
+          SessionNodes(),
+          AcquireRelease(),
+          LockDelayAndBehaviours(),
+          TxnVerbs(),
+          TxnLimits(),
+          StatusAndMethods(),
+          Acls()};
 }
 
 }  // namespace registry::differential

@@ -207,6 +207,14 @@ TEST(PropValuesTest, DatacenterIsKeptAndChecked) {
   EXPECT_TRUE(Rejects("datacenter", "dc 1"));
 }
 
+TEST(PropValuesTest, SessionNodeDefaultsToThePluginsNodeAndIsChecked) {
+  EXPECT_EQ(WithProp("datacenter: dc1")->session_node, "registry-consul");
+  EXPECT_EQ(WithProp("sessionNode: ds-sessions.a_1")->session_node, "ds-sessions.a_1");
+  EXPECT_EQ(WithProp("sessionNode: \"\"")->session_node, "");
+  EXPECT_TRUE(Rejects("sessionNode", "two words"));
+  EXPECT_TRUE(Rejects("sessionNode", std::string(64, 'n')));
+}
+
 TEST(PropValuesTest, LogLevelIsOneOfFourNamesInAnyCaseAndUnsetByDefault) {
   EXPECT_EQ(WithProp("datacenter: dc1")->log_level, std::nullopt);
   EXPECT_EQ(WithProp("logLevel: debug")->log_level, LogLevel::kDebug);

@@ -1,5 +1,6 @@
 #include "consul/errors.h"
 
+#include "consul/catalog.h"
 #include "consul/kv.h"
 #include "consul/transport.h"
 #include "gmock/gmock.h"
@@ -27,6 +28,13 @@ TEST(ErrorFromResponseTest, BadRequestAndTooLargeAreInvalidArgument) {
   EXPECT_TRUE(absl::IsInvalidArgument(ErrorFromResponse(PutA(), Response(413, "Too large"))));
 }
 
+TEST(ErrorFromResponseTest, AnUnknownSessionNodeIsTheMissingNodeAnswer) {
+  absl::Status status = ErrorFromResponse(PutA(), Response(500, "Missing node registration"));
+  EXPECT_TRUE(IsMissingNodeAnswer(status)) << status;
+  EXPECT_FALSE(IsMissingNodeAnswer(ErrorFromResponse(PutA(), Response(500, "Invalid session"))));
+  EXPECT_FALSE(IsMissingNodeAnswer(ConnectionError("Missing node registration")));
+}
+
 TEST(ErrorFromResponseTest, NotFoundIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(ErrorFromResponse(PutA(), Response(404, ""))));
 }
@@ -38,8 +46,6 @@ TEST(ErrorFromResponseTest, LeaderlessServerErrorIsUnavailableAndNotApplied) {
   EXPECT_TRUE(absl::IsUnavailable(status));
   EXPECT_TRUE(IsConnectionError(status));  // nothing was written: safe to send again anywhere
   EXPECT_FALSE(IsUnknownOutcome(status));
-  EXPECT_TRUE(IsLeaderlessAnswer(status));
-  EXPECT_FALSE(IsLeaderlessAnswer(ConnectionError("connection refused")));
 }
 
 // Answers of a 3-server Consul 1.8.7 cluster whose leader was killed, while the others elect.
