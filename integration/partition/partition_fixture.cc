@@ -1,0 +1,327 @@
+// integration/partition/partition_fixture.cc
+#include "integration/partition/partition_fixture.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "integration/testing/consul_agent.h"
+#include "nlohmann/json.hpp"
+
+namespace registry::partition {
+namespace {
+
+using integration::Section;
+
+constexpr char kNamespace[] = "partition";
+constexpr absl::Duration kPoll = absl::Milliseconds(50);
+// Time for the cluster, the locks and the instances to come back once healed.
+constexpr absl::Duration kRecovery = absl::Seconds(60);
+// A run that began this soon after the heal may still fail for the fault (see
+// partition_checks.h): its first calls may meet the servers settling.
+constexpr absl::Duration kGrace = kRequestTimeout;
+
+std::string Ms(absl::Duration d) {
+  return absl::StrFormat("%.0f ms", absl::ToDoubleMilliseconds(d));
+}
+
+// One line per section, in start order, times relative to `zero`: for a failure message.
+std::string Timeline(std::vector<Section> sections, absl::Time zero) {
+  std::sort(sections.begin(), sections.end(), [](const Section& a, const Section& b) {
+    return a.start.value_or(0) < b.start.value_or(0);
+  });
+  auto at = [zero](std::optional<int64_t> ns) {
+    return ns.has_value() ? absl::StrCat(absl::ToInt64Milliseconds(absl::FromUnixNanos(*ns) - zero))
+                          : std::string("-");
+  };
+  auto value = [](std::optional<int64_t> v) {
+    return v.has_value() ? absl::StrCat("=", *v) : std::string();
+  };
+  std::string text;
+  for (const Section& s : sections) {
+    absl::StrAppend(&text, "  ", s.tag, ": ", at(s.start), " ", value(s.read_value), " ",
+                    value(s.put_value), " ", value(s.wrote_value), " ", at(s.stop_ns()), "; exit ",
+                    s.exit_code, "\n");
+  }
+  return text;
+}
+
+}  // namespace
+
+void PartitionTest::SetUp() {
+  if (std::string why = NetworkLab::Unsupported(); !why.empty()) GTEST_SKIP() << why;
+  absl::StatusOr<std::unique_ptr<NetworkLab>> lab =
+      NetworkLab::Create({"s0", "s1", "s2", "c0", "c1", "c2", "c3", "app", "obs"});
+  ASSERT_TRUE(lab.ok()) << lab.status();
+  lab_ = *std::move(lab);
+  absl::StatusOr<std::unique_ptr<NamespaceThread>> probe =
+      NamespaceThread::Start(lab_->netns_path(kObserver));
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  probe_ = *std::move(probe);
+  absl::StatusOr<std::unique_ptr<LabConsul>> consul =
+      LabConsul::Start(*lab_, *probe_,
+                       {.binary = integration::ConsulBinary(CONSUL_BIN),
+                        .server_nodes = {kServers[0], kServers[1], kServers[2]}});
+  ASSERT_TRUE(consul.ok()) << consul.status();
+  consul_ = *std::move(consul);
+
+  config_ = integration::ProcessTempDir() + "/partition.yaml";
+  std::ofstream(config_, std::ios::trunc)
+      << "repository:\n  type: Consul\n  props:\n    namespace: " << kNamespace
+      << "\n    server-lists: " << consul_->server_list()
+      << "\n    timeToLiveSeconds: " << absl::ToInt64Seconds(kTtl)
+      << "\n    sessionLockDelayMilliseconds: " << absl::ToInt64Milliseconds(kLockDelay)
+      << "\n    lockRetryMilliseconds: 100\n    blockQueryTimeMilliseconds: 2000"
+      << "\n    requestTimeoutMilliseconds: " << absl::ToInt64Milliseconds(kRequestTimeout)
+      << "\n    connectTimeoutMilliseconds: 500\n";
+  absl::StatusOr<std::string> initial = Ctl({"put", "/safety/counter", "0"});
+  ASSERT_TRUE(initial.ok()) << initial.status();
+
+  for (int node : kWorkers) {
+    absl::StatusOr<std::unique_ptr<integration::Subprocess>> process =
+        lab_->Spawn(node, {REGISTRYCTL_BIN, "--config=" + config_, "ephemeral",
+                           absl::StrCat("/online/", lab_->name(node)), "up"});
+    ASSERT_TRUE(process.ok()) << process.status();
+    const std::optional<std::string> ready = (*process)->ReadLine(absl::Now() + absl::Seconds(20));
+    ASSERT_EQ(ready, "ready") << (*process)->err();
+    ephemerals_.push_back(*std::move(process));
+  }
+  ConsulRepositoryOptions options;
+  options.client.servers = consul_->server_list();
+  options.client.request_timeout = kRequestTimeout;
+  options.client.connect_timeout = absl::Milliseconds(500);
+  options.namespace_name = kNamespace;
+  options.session_ttl = kTtl;
+  options.session_lock_delay = kLockDelay;
+  options.block_query_wait = absl::Seconds(2);
+  options.lock_retry = absl::Milliseconds(100);
+  absl::StatusOr<std::unique_ptr<AppInstance>> app =
+      AppInstance::Start(lab_->netns_path(kApp), options, "/online/app", {"/online", "/safety"});
+  ASSERT_TRUE(app.ok()) << app.status();
+  app_ = *std::move(app);
+
+  workers_ = std::make_unique<LockWorkers>(
+      *lab_, std::vector<int>(std::begin(kWorkers), std::end(kWorkers)),
+      LockWorkersOptions{
+          .registryctl = REGISTRYCTL_BIN,
+          .critical_section = REGISTRY_CRITICAL_SECTION,
+          .config = config_,
+          .log = absl::StrCat(integration::ProcessTempDir(), "/sections_",
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                              ".log")});
+  workers_->Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (workers_->succeeded() < 4 && absl::Now() < deadline) absl::SleepFor(kPoll);
+  ASSERT_GE(workers_->succeeded(), 4) << "the lock never changed hands before the fault";
+}
+
+void PartitionTest::TearDown() {
+  if (workers_ != nullptr) workers_->Stop();
+  workers_.reset();
+  app_.reset();
+  ephemerals_.clear();
+  if (HasFailure() && consul_ != nullptr) consul_->KeepFilesAndPrintLogs();
+  consul_.reset();
+  probe_.reset();
+  lab_.reset();
+}
+
+std::optional<RunningSection> PartitionTest::AwaitLongSection() {
+  std::optional<RunningSection> running = workers_->AwaitRunning(absl::Seconds(30), true);
+  EXPECT_TRUE(running.has_value()) << "no long section started within 30 s";
+  return running;
+}
+
+std::vector<int> PartitionTest::WorkersBut(int except) const {
+  std::vector<int> nodes;
+  for (int node : kWorkers) {
+    if (node != except) nodes.push_back(node);
+  }
+  return nodes;
+}
+
+absl::StatusOr<std::string> PartitionTest::Ctl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {REGISTRYCTL_BIN, "--config=" + config_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const integration::RunResult run = integration::RunProcess(lab_->InNode(kObserver, argv));
+  if (run.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("registryctl ", absl::StrJoin(args, " "), " exited ",
+                                            run.exit_code, ": ", run.err));
+  }
+  return run.out;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> PartitionTest::ConsistentRead(
+    const std::string& prefix, bool held) {
+  absl::StatusOr<std::optional<std::string>> body =
+      consul_->Get(absl::StrCat("/v1/kv/", kNamespace, prefix, "/?recurse&consistent"));
+  if (!body.ok()) return body.status();
+  std::map<std::string, std::string> keys;
+  if (!body->has_value()) return keys;  // 404: nothing under it
+  const nlohmann::json entries = nlohmann::json::parse(**body, nullptr, false);
+  if (!entries.is_array()) return absl::InternalError(absl::StrCat("not a listing: ", **body));
+  for (const nlohmann::json& entry : entries) {
+    const std::string full = entry.value("Key", "");
+    absl::string_view key = full;
+    if (!absl::ConsumePrefix(&key, kNamespace)) continue;
+    if (held && entry.value("Session", "").empty()) continue;
+    std::string value;
+    if (entry.contains("Value") && entry["Value"].is_string()) {
+      absl::Base64Unescape(entry["Value"].get<std::string>(), &value);
+    }
+    keys[std::string(key)] = value;
+  }
+  return keys;
+}
+
+void PartitionTest::CheckEphemeralKeysBack() {
+  std::vector<std::string> expected = {"/online/app"};
+  for (int node : kWorkers) expected.push_back(absl::StrCat("/online/", lab_->name(node)));
+  const absl::Time start = absl::Now();
+  std::string missing;
+  while (absl::Now() - start < kRecovery) {
+    absl::StatusOr<std::map<std::string, std::string>> held = ConsistentRead("/online", true);
+    missing = held.ok() ? "" : std::string(held.status().message());
+    for (const std::string& key : expected) {
+      if (held.ok() && held->count(key) == 0) absl::StrAppend(&missing, key, " ");
+    }
+    if (missing.empty()) break;
+    absl::SleepFor(kPoll);
+  }
+  EXPECT_EQ(missing, "") << "ephemeral keys not back (held by a session) after "
+                         << absl::FormatDuration(kRecovery);
+  std::printf("  ephemeral keys of the %zu live instances back %s after the check began\n",
+              expected.size(), Ms(absl::Now() - start).c_str());
+}
+
+void PartitionTest::CheckWatchConverged() {
+  const absl::Time start = absl::Now();
+  std::string difference = "never compared";
+  while (absl::Now() - start < kRecovery) {
+    absl::StatusOr<std::map<std::string, std::string>> store = ConsistentRead("/online");
+    absl::StatusOr<std::map<std::string, std::string>> safety = ConsistentRead("/safety");
+    if (store.ok() && safety.ok()) {
+      store->insert(safety->begin(), safety->end());
+      const std::map<std::string, std::string> view = app_->View();
+      if (view == *store) break;
+      difference =
+          absl::StrCat("watch view {", absl::StrJoin(view, ", ", absl::PairFormatter("=")),
+                       "} vs store {", absl::StrJoin(*store, ", ", absl::PairFormatter("=")), "}");
+    } else {
+      difference = absl::StrCat(store.status().ToString(), " ", safety.status().ToString());
+    }
+    absl::SleepFor(kPoll);
+  }
+  EXPECT_LT(absl::Now() - start, kRecovery) << "the watch never converged: " << difference;
+  std::printf("  watch view equal to a consistent read %s after the check began\n",
+              Ms(absl::Now() - start).c_str());
+}
+
+void PartitionTest::CheckInstances(const FaultRecord& fault) {
+  std::vector<std::string> states;
+  bool lost = false;
+  for (const auto& [when, state] : app_->States()) {
+    states.push_back(absl::StrCat(ConnectionStateName(state), "@", Ms(when - fault.began)));
+    lost = lost || state == ConnectionState::kLost;
+  }
+  if (fault.cut.count(kApp) == 0 && !fault.sessions_at_risk) {
+    EXPECT_FALSE(lost) << "the app instance was not cut off but lost its session: "
+                       << absl::StrJoin(states, " ");
+  }
+  std::printf("  app instance states (time from the fault): %s\n",
+              states.empty() ? "none" : absl::StrJoin(states, " ").c_str());
+  for (size_t i = 0; i < ephemerals_.size(); ++i) {
+    EXPECT_EQ(ephemerals_[i]->Wait(absl::Now()), std::nullopt)
+        << "registryctl ephemeral on " << lab_->name(kWorkers[i])
+        << " exited: " << ephemerals_[i]->err();
+  }
+}
+
+PartitionTest::Outcome PartitionTest::HealAndCheck(FaultRecord& fault) {
+  Outcome outcome;
+  const absl::Status healed = lab_->HealAll();
+  fault.healed = absl::Now();
+  EXPECT_TRUE(healed.ok()) << healed;
+  std::printf("partition fault '%s': held %s; the majority had no leader for %s%s\n",
+              fault.name.c_str(), Ms(fault.healed - fault.began).c_str(),
+              Ms(fault.leaderless).c_str(),
+              fault.sessions_at_risk ? " (sessions at risk everywhere)" : "");
+  absl::StatusOr<int> leader = consul_->AwaitWhole(kRecovery);
+  EXPECT_TRUE(leader.ok()) << leader.status();
+  std::printf("  cluster whole again %s after the heal\n", Ms(absl::Now() - fault.healed).c_str());
+  const std::vector<int> workers(std::begin(kWorkers), std::end(kWorkers));
+  EXPECT_TRUE(workers_->AwaitSuccessEverywhere(workers, fault.healed, kRecovery))
+      << "some lock node never got the lock again after the heal";
+  std::printf("  every lock node held the lock again %s after the heal\n",
+              Ms(absl::Now() - fault.healed).c_str());
+  workers_->Stop();
+
+  absl::StatusOr<std::vector<Section>> sections = workers_->Sections();
+  EXPECT_TRUE(sections.ok()) << sections.status();
+  if (sections.ok()) outcome.sections = *std::move(sections);
+  outcome.runs = workers_->Iterations();
+  absl::StatusOr<std::map<std::string, std::string>> safety = ConsistentRead("/safety");
+  int64_t counter = -1;
+  EXPECT_TRUE(safety.ok() && absl::SimpleAtoi((*safety)["/safety/counter"], &counter))
+      << "cannot read the counter: " << safety.status();
+  const ExclusionFigures figures = CheckExclusion(outcome.sections, counter);
+  EXPECT_THAT(figures.errors, ::testing::IsEmpty())
+      << "writes of unknown outcome: " << absl::StrJoin(figures.unknown_outcomes, "; ")
+      << "\nsections (ms from the fault: start, read, put, wrote, stop; exit):\n"
+      << Timeline(outcome.sections, fault.began);
+
+  int ok = 0, lost = 0, false_losses = 0, failed = 0;
+  for (const Iteration& run : outcome.runs) {
+    ok += run.exit_code == 0;
+    lost += run.exit_code == integration::kExitLockLost;
+    false_losses += run.exit_code == integration::kExitLockLost && fault.cut.count(run.node) == 0;
+    failed += run.exit_code != 0 && run.exit_code != integration::kExitLockLost;
+  }
+  const std::vector<std::string> unexpected = UnexpectedFailures(outcome.runs, fault, kGrace);
+  EXPECT_THAT(unexpected, ::testing::IsEmpty());
+  if (figures.late_writes > 0) {
+    std::printf("  WARNING: %d unfenced writes landed late and undid %lld increments: %s; %s\n",
+                figures.late_writes, static_cast<long long>(figures.undone_increments),
+                absl::StrJoin(figures.late, "; ").c_str(),
+                absl::StrJoin(figures.unknown_outcomes, "; ").c_str());
+  }
+  std::printf(
+      "  %d sections, %d overlaps (%d forbidden, longest %.1f ms), worst gap %.0f ms; counter %lld "
+      "(%d writes + %d of unknown outcome); lock runs: %d ok, %d lost (%d of them not cut off), %d "
+      "failed otherwise, %zu unexpected\n",
+      figures.sections, figures.overlaps, figures.forbidden_overlaps, figures.max_overlap_ms,
+      figures.worst_gap_ms, static_cast<long long>(counter), figures.writes, figures.unknown_writes,
+      ok, lost, false_losses, failed, unexpected.size());
+  if (!fault.holder_tag.empty()) {
+    outcome.handover = HolderHandover(outcome.sections, fault.holder_tag);
+    const Handover& h = outcome.handover;
+    std::printf("  cut-off holder %s: %s\n", h.holder.c_str(),
+                !h.margin.has_value() ? "no section began after it"
+                                      : absl::StrCat("stopped ", Ms(*h.margin), " before ", *h.next,
+                                                     " began (negative: they overlapped)")
+                                            .c_str());
+    ::testing::Test::RecordProperty(
+        "holder_margin_ms", h.margin.has_value() ? absl::ToInt64Milliseconds(*h.margin) : 0);
+  }
+  ::testing::Test::RecordProperty("sections", figures.sections);
+  ::testing::Test::RecordProperty("forbidden_overlaps", figures.forbidden_overlaps);
+  ::testing::Test::RecordProperty("worst_gap_ms", static_cast<int>(figures.worst_gap_ms));
+  ::testing::Test::RecordProperty("late_writes", figures.late_writes);
+  CheckEphemeralKeysBack();
+  CheckWatchConverged();
+  CheckInstances(fault);
+  std::fflush(stdout);
+  return outcome;
+}
+
+}  // namespace registry::partition

@@ -1,0 +1,103 @@
+// integration/partition/partition_fixture.h
+//
+// The fixture of the partition tests: a NetworkLab (network_lab.h) with nine nodes
+//   s0 s1 s2      a 3-server real Consul cluster (lab_consul.h)
+//   c0 c1 c2 c3   a `registryctl lock` loop each (lock_workers.h) and a long-lived
+//                 `registryctl ephemeral /online/<node> up` process each
+//   app           an in-process repository (app_instance.h): ephemeral /online/app, watches
+//                 /online and /safety
+//   obs           the test's own probe (HTTP from a NamespaceThread): never cut off
+// Every instance uses session TTL 3 s and lock-delay 3 s (kTtl, kLockDelay), request timeout
+// 4 s, connect timeout 500 ms.
+//
+// SetUp starts it all and waits until the lock has changed hands a few times. A test then
+// injects its fault, records it in a FaultRecord and calls HealAndCheck(), which heals, waits
+// for the cluster to be whole and for every lock node to succeed again, stops the workers and
+// checks (failures are test failures; figures are printed):
+//   - no two critical sections overlapped unless the earlier holder was told first, and the
+//     counter lost no increment (partition_checks.h);
+//   - every live instance's ephemeral key is back (a consistent read), held by a session;
+//   - the app's watch view equals a consistent read of /online and /safety;
+//   - every failed `registryctl lock` run was one the fault explains, the app saw LOST only if
+//     it was cut off, and every ephemeral process is still running.
+//
+// Thread safety: gtest's: one test thread.
+#ifndef INTEGRATION_PARTITION_PARTITION_FIXTURE_H_
+#define INTEGRATION_PARTITION_PARTITION_FIXTURE_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "integration/partition/app_instance.h"
+#include "integration/partition/lab_consul.h"
+#include "integration/partition/lock_workers.h"
+#include "integration/partition/network_lab.h"
+#include "integration/partition/partition_checks.h"
+#include "integration/testing/subprocess.h"
+
+namespace registry::partition {
+
+inline constexpr absl::Duration kTtl = absl::Seconds(3);
+inline constexpr absl::Duration kLockDelay = absl::Seconds(3);
+inline constexpr absl::Duration kRequestTimeout = absl::Seconds(4);
+// Consul expires a session 2 x TTL after its last renewal; its locks stay locked for the
+// lock-delay after that.
+inline constexpr absl::Duration kTakeOver = absl::Seconds(2 * 3 + 3);  // 2 x kTtl + kLockDelay
+
+class PartitionTest : public ::testing::Test {
+ protected:
+  // Lab nodes.
+  static constexpr int kServers[] = {0, 1, 2};
+  static constexpr int kWorkers[] = {3, 4, 5, 6};
+  static constexpr int kApp = 7;
+  static constexpr int kObserver = 8;
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // A section running now on a lock node (a long one, so that it outlasts the fault's
+  // injection); fails the test and returns nullopt if none started within 30 s.
+  std::optional<RunningSection> AwaitLongSection();
+  // The lab node of Consul server `i`.
+  int server(int i) const { return kServers[i]; }
+  // Every worker node but `except`.
+  std::vector<int> WorkersBut(int except) const;
+
+  // What HealAndCheck saw, for a test's own checks.
+  struct Outcome {
+    std::vector<integration::Section> sections;
+    std::vector<Iteration> runs;
+    Handover handover;  // of fault.holder_tag, when set
+  };
+  // Heals every fault (fault.healed is set here) and checks; see above.
+  Outcome HealAndCheck(FaultRecord& fault);
+
+  std::unique_ptr<NetworkLab> lab_;
+  std::unique_ptr<NamespaceThread> probe_;  // in kObserver
+  std::unique_ptr<LabConsul> consul_;
+  std::vector<std::unique_ptr<integration::Subprocess>> ephemerals_;  // one per worker node
+  std::unique_ptr<AppInstance> app_;
+  std::unique_ptr<LockWorkers> workers_;
+  std::string config_;  // the registry YAML of every registryctl
+
+ private:
+  // `registryctl --config=... ARGS` in the observer's namespace; its stdout, or the failure.
+  absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args);
+  // Repository key -> value under `prefix`, read with ?consistent; with `held`, only keys
+  // bound to a session.
+  absl::StatusOr<std::map<std::string, std::string>> ConsistentRead(const std::string& prefix,
+                                                                    bool held = false);
+  void CheckEphemeralKeysBack();
+  void CheckWatchConverged();
+  void CheckInstances(const FaultRecord& fault);
+};
+
+}  // namespace registry::partition
+
+#endif  // INTEGRATION_PARTITION_PARTITION_FIXTURE_H_
