@@ -132,7 +132,7 @@ absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const
   // renewal until a leader is elected, then answers, and a call cut sooner would read a routine
   // election as a lost session. The client gives each server its share (client.h), so one server
   // that holds requests cannot take it all while another would answer.
-  request.timeout = std::clamp(budget, absl::Milliseconds(1), options_.request_timeout);
+  request.timeout = std::min(absl::Ceil(budget, absl::Milliseconds(1)), options_.request_timeout);
   ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, &canceller_));
   return consul::ParseSessionRenewResponse(request, response);
 }
@@ -311,6 +311,10 @@ void SessionKeeper::RenewLocked() {
   const std::string id = session_id_;
   const absl::Time sent = MonotonicNow();
   const absl::Duration budget = LossDeadlineLocked() - sent;
+  if (budget <= absl::ZeroDuration()) {  // this thread ran late: the deadline is the deadline
+    MarkLostLocked(/*maybe_alive=*/true);
+    return;
+  }
   mu_.Unlock();
   absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id, budget);
   mu_.Lock();

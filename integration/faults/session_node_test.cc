@@ -14,10 +14,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/plugin_metrics.h"
 #include "gtest/gtest.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/server_test.h"
 #include "integration/testing/state_recorder.h"
 #include "nlohmann/json.hpp"
 #include "repository/consul_repository.h"
@@ -67,72 +69,94 @@ std::string SessionNodeOf(const std::string& address, const std::string& id) {
              : "";
 }
 
+uint64_t SuccessfulRenewals() {
+  return metrics::Metrics()
+      .session_renewals.At({metrics::Index(metrics::RenewalOutcome::kOk)})
+      .Value();
+}
+
 struct Outcome {
+  std::string killed;       // the node of the server the session was created through
   std::string node_before;  // the session's node while every server ran
-  std::string node_after;   // after autopilot removed server 2 ("" when the session is gone)
+  std::string node_after;   // after autopilot removed that server ("" when the session is gone)
+  bool kept = false;        // the instance renewed its session twice more after the removal
+  bool lost_heard = false;  // the instance heard LOST after the removal
 };
 
-// Creates an instance session through server 2, kills server 2 for good and waits for Consul
-// to deregister its node.
+// Creates an instance session through a follower (not the leader: killing it costs no
+// election, so nothing but the node's removal can end the session), kills that server for good
+// and waits for Consul to deregister its node; then watches what the instance makes of it.
 // `session_node`: ConsulRepositoryOptions::session_node, or its default when nullopt.
-Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> session_node,
-                                                 StateRecorder& recorder) {
+Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> session_node) {
   absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster =
       ConsulCluster::Start({.binary = integration::ConsulBinary(CONSUL_BIN), .servers = 3});
   EXPECT_TRUE(cluster.ok()) << cluster.status();
   if (!cluster.ok()) return {};
+  absl::StatusOr<int> leader = (*cluster)->AwaitLeader(absl::Seconds(30));
+  EXPECT_TRUE(leader.ok()) << leader.status();
+  if (!leader.ok()) return {};
+  const int doomed = (*leader + 1) % 3;
   ConsulRepositoryOptions options;
-  // Server 2 first: the session is created through it.
-  options.client.servers = absl::StrCat((*cluster)->address(2), ",", (*cluster)->address(0), ",",
-                                        (*cluster)->address(1));
+  // The doomed server first: the session is created through it.
+  options.client.servers =
+      absl::StrCat((*cluster)->address(doomed), ",", (*cluster)->address((doomed + 1) % 3), ",",
+                   (*cluster)->address((doomed + 2) % 3));
   options.namespace_name = "nodes";
   options.session_ttl = absl::Seconds(3);
   options.session_lock_delay = absl::Seconds(1);
   if (session_node.has_value()) options.session_node = *session_node;
+  StateRecorder recorder;  // outlives the repository
   absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
   EXPECT_TRUE(repository.ok()) << repository.status();
   if (!repository.ok()) return {};
   (*repository)->AddConnectionListener(recorder.Listener());
   EXPECT_TRUE((*repository)->PersistEphemeral("/online/a", "a").ok());
   const std::string id = GetInstanceSession(**repository)->CurrentSessionId();
+  const std::string survivor = (*cluster)->address(*leader);
   Outcome outcome;
-  outcome.node_before = SessionNodeOf((*cluster)->address(0), id);
+  outcome.killed = absl::StrCat("server", doomed);
+  outcome.node_before = SessionNodeOf(survivor, id);
 
-  (*cluster)->Kill(2);
+  (*cluster)->Kill(doomed);
   const absl::Time deadline = absl::Now() + absl::Seconds(90);
-  while (CatalogHasNode((*cluster)->address(0), "server2")) {
+  while (CatalogHasNode(survivor, outcome.killed)) {
     if (absl::Now() >= deadline) {
-      ADD_FAILURE() << "autopilot did not remove server2 within 90 s";
+      ADD_FAILURE() << "autopilot did not remove " << outcome.killed << " within 90 s";
       (*cluster)->KeepFilesAndPrintLogs();
       return outcome;
     }
     absl::SleepFor(absl::Milliseconds(250));
   }
-  outcome.node_after = SessionNodeOf((*cluster)->address(0), id);
-  if (!outcome.node_after.empty()) {
-    EXPECT_EQ(GetInstanceSession(**repository)->CurrentSessionId(), id);
+  outcome.node_after = SessionNodeOf(survivor, id);
+  if (outcome.node_after.empty()) {
+    outcome.lost_heard =
+        recorder.AwaitSequence({ConnectionState::kConnected, ConnectionState::kLost});
+  } else {
+    const uint64_t renewed = SuccessfulRenewals();
+    outcome.kept =
+        registry::testing::Eventually([&] { return SuccessfulRenewals() >= renewed + 2; }) &&
+        GetInstanceSession(**repository)->CurrentSessionId() == id;
+    const std::vector<ConnectionState> states = recorder.states();
+    EXPECT_EQ(std::count(states.begin(), states.end(), ConnectionState::kLost), 0)
+        << StatesToString(states);
   }
   return outcome;
 }
 
 TEST(SessionNodeTest, ASessionOnThePluginsNodeOutlivesTheRemovalOfTheServerItWasCreatedThrough) {
-  StateRecorder recorder;  // outlives the repository
-  const Outcome outcome = KillTheServerTheSessionWasCreatedThrough(std::nullopt, recorder);
+  const Outcome outcome = KillTheServerTheSessionWasCreatedThrough(std::nullopt);
   EXPECT_EQ(outcome.node_before, "registry-consul");
-  EXPECT_EQ(outcome.node_after, "registry-consul") << "the session ended with server2's node";
-  const std::vector<ConnectionState> states = recorder.states();
-  EXPECT_EQ(std::count(states.begin(), states.end(), ConnectionState::kLost), 0)
-      << StatesToString(states);
+  EXPECT_EQ(outcome.node_after, "registry-consul")
+      << "the session ended with " << outcome.killed << "'s node";
+  EXPECT_TRUE(outcome.kept) << "the instance did not keep renewing its session";
 }
 
 // What the remedy is for: Consul's default node, the server's, takes the session along.
 TEST(SessionNodeTest, ASessionOnTheServersNodeEndsWhenAutopilotRemovesThatServer) {
-  StateRecorder recorder;
-  const Outcome outcome = KillTheServerTheSessionWasCreatedThrough("", recorder);
-  EXPECT_EQ(outcome.node_before, "server2");
+  const Outcome outcome = KillTheServerTheSessionWasCreatedThrough("");
+  EXPECT_EQ(outcome.node_before, outcome.killed);
   EXPECT_EQ(outcome.node_after, "") << "Consul kept a session of a deregistered node";
-  EXPECT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected, ConnectionState::kLost}))
-      << StatesToString(recorder.states());
+  EXPECT_TRUE(outcome.lost_heard) << "the instance did not hear LOST";
 }
 
 }  // namespace

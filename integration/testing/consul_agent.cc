@@ -32,7 +32,9 @@ constexpr int kLaunchAttempts = 3;  // another process may take a port between p
 constexpr char kClientRules[] =
     "key_prefix \"\" { policy = \"write\" }\n"
     "session_prefix \"\" { policy = \"write\" }\n"
-    "node_prefix \"\" { policy = \"read\" }\n";
+    "node_prefix \"\" { policy = \"read\" }\n"
+    // The node of the instance sessions (repository/session_node.h), registered by the plugin.
+    "node \"registry-consul\" { policy = \"write\" }\n";
 
 std::string RandomUuid() {
   absl::BitGen gen;
