@@ -96,6 +96,9 @@ absl::StatusOr<HttpResponse> Client::Execute(HttpRequest request, Canceller* can
   for (;;) {
     Round round = TryEveryServer(request, deadline, canceller);
     if (!round.retry_later || blocking) return std::move(round.result);
+    // Told now, not only when the call ends: a renewal riding out an election may take until
+    // its session's loss deadline, and the outage must show (SUSPENDED) before that.
+    if (reachability_listener_) reachability_listener_(false);
     const absl::Duration delay = backoff.Next();
     if (absl::Now() + delay >= retry_until) return std::move(round.result);
     if (!PauseUnlessCancelled(canceller, delay)) {

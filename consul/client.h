@@ -138,8 +138,10 @@ class Client {
 
   // `listener` hears, on the calling thread, what each call's outcome says of the store
   // (ReachabilityOf: true, Consul answered; false, it could not be reached or had no leader;
-  // nothing when the outcome says neither), and what ReportOutcome() is given. Set it before the
-  // client is shared; it must return quickly.
+  // nothing when the outcome says neither), and what ReportOutcome() is given; also `false` as
+  // soon as every server failed one round of a call that goes on retrying, so that a call riding
+  // out an election does not hide the outage until it ends. Set it before the client is shared;
+  // it must return quickly.
   void SetReachabilityListener(std::function<void(bool reachable)> listener);
   // Reports the outcome of an exchange made outside this client's calls (the watch engine's).
   void ReportOutcome(const absl::Status& status) const;

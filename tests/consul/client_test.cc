@@ -161,6 +161,21 @@ TEST_F(ClientTest, AllServersLeaderlessIsUnavailableOnceTheRequestTimeoutHasPass
   EXPECT_TRUE(IsConnectionError(status)) << status;  // nothing was applied
 }
 
+TEST_F(ClientTest, ACallRidingOutAnElectionReportsTheOutageBeforeItEnds) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  std::vector<bool> heard;
+  client->SetReachabilityListener([&heard](bool reachable) { heard.push_back(reachable); });
+  InSequence order;
+  EXPECT_CALL(*transport_, Execute(_, _))
+      .Times(2)
+      .WillRepeatedly(Return(Response(500, "No cluster leader")));
+  EXPECT_CALL(*transport_, Execute(_, _)).WillOnce(Return(ReadResponse(200, "[]", 7)));
+  ASSERT_TRUE(client->KvGet("a").ok());
+  // Unreachable after the first round over both servers, while the call went on; then the
+  // call's own outcome.
+  EXPECT_THAT(heard, ElementsAre(false, true));
+}
+
 TEST_F(ClientTest, AWriteThatIsNotReplaySafeRidesThroughALeaderElection) {
   auto client = MakeClient({.servers = "h1:1,h2:2"});
   InSequence order;
