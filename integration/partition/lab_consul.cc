@@ -164,32 +164,33 @@ absl::StatusOr<int> LabConsul::AwaitLeader(absl::Duration timeout, int not_this)
       absl::StrCat("no leader named by a majority within ", absl::FormatDuration(timeout)));
 }
 
-absl::StatusOr<int> LabConsul::AwaitWhole(absl::Duration timeout) {
+absl::StatusOr<int> LabConsul::AwaitWhole(absl::Duration timeout, std::string* missing) {
   const absl::Time deadline = absl::Now() + timeout;
-  std::string missing = "not asked yet";
+  std::string waiting_for;
   while (absl::Now() < deadline) {
     std::optional<int> agreed;
     bool whole = true;
     for (int i = 0; i < size() && whole; ++i) {
       const std::optional<int> leader = LeaderAsSeenBy(i);
       if (!leader.has_value() || (agreed.has_value() && *agreed != *leader)) {
-        missing = absl::StrCat("server ", i, " names ",
-                               leader.has_value() ? absl::StrCat("s", *leader) : "no leader");
+        waiting_for = absl::StrCat("server ", i, " names ",
+                                   leader.has_value() ? absl::StrCat("s", *leader) : "no leader");
         whole = false;
       }
       agreed = leader;
     }
     for (int i = 0; i < size() && whole; ++i) {
       if (absl::Status serving = Serving(i); !serving.ok()) {
-        missing = absl::StrCat("server ", i, " does not serve: ", serving.message());
+        waiting_for = absl::StrCat("server ", i, " does not serve: ", serving.message());
         whole = false;
       }
     }
+    if (missing != nullptr) *missing = waiting_for;
     if (whole) return last_leader_ = *agreed;
     absl::SleepFor(kPoll);
   }
-  return absl::DeadlineExceededError(absl::StrCat("the cluster was not whole within ",
-                                                  absl::FormatDuration(timeout), ": ", missing));
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the cluster was not whole within ", absl::FormatDuration(timeout), ": ", waiting_for));
 }
 
 absl::StatusOr<std::optional<std::string>> LabConsul::Get(const std::string& path_and_query) {

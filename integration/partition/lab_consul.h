@@ -60,7 +60,8 @@ class LabConsul {
   absl::StatusOr<int> AwaitLeader(absl::Duration timeout, int not_this = -1);
   // Waits until every server names the same leader and serves a session create (the cluster
   // is whole again after a fault); returns the leader. DeadlineExceeded naming what is missing.
-  absl::StatusOr<int> AwaitWhole(absl::Duration timeout);
+  // `missing`, when not null, gets the last thing waited for ("" if whole at once).
+  absl::StatusOr<int> AwaitWhole(absl::Duration timeout, std::string* missing = nullptr);
 
   // GET http://<some server><path_and_query> from the probe, trying each server in turn
   // (starting with the leader's when one is known); the body of the first 200 answer, nullopt

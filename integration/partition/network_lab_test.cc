@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
@@ -71,12 +72,6 @@ bool Connects(NamespaceThread& thread, const std::string& address) {
   return connected;
 }
 
-#define ASSERT_OK_AND_REPORT(expr)      \
-  do {                                  \
-    const absl::Status status = (expr); \
-    ASSERT_TRUE(status.ok()) << status; \
-  } while (false)
-
 TEST(NetworkLabTest, EachFaultBlocksWhatItSaysAndHealAllRestoresEveryPath) {
   if (std::string why = NetworkLab::Unsupported(); !why.empty()) GTEST_SKIP() << why;
   absl::StatusOr<std::unique_ptr<NetworkLab>> created = NetworkLab::Create({"a", "b", "c"});
@@ -112,24 +107,24 @@ TEST(NetworkLabTest, EachFaultBlocksWhatItSaysAndHealAllRestoresEveryPath) {
   const std::vector<std::string> without_a = {"100", "011", "011"};
   expect("no fault", all);
 
-  ASSERT_OK_AND_REPORT(lab.Isolate(0));
+  ASSERT_EQ(lab.Isolate(0), absl::OkStatus());
   expect("Isolate(a)", without_a);
-  ASSERT_OK_AND_REPORT(lab.HealAll());
+  ASSERT_EQ(lab.HealAll(), absl::OkStatus());
   expect("healed", all);
 
-  ASSERT_OK_AND_REPORT(lab.Partition({0}, {1}));
+  ASSERT_EQ(lab.Partition({0}, {1}), absl::OkStatus());
   expect("Partition({a}, {b})", {"101", "011", "111"});
-  ASSERT_OK_AND_REPORT(lab.HealAll());
+  ASSERT_EQ(lab.HealAll(), absl::OkStatus());
   expect("healed", all);
 
-  ASSERT_OK_AND_REPORT(lab.Loss(0, 100));
+  ASSERT_EQ(lab.Loss(0, 100), absl::OkStatus());
   expect("Loss(a, 100)", without_a);
-  ASSERT_OK_AND_REPORT(lab.HealAll());
+  ASSERT_EQ(lab.HealAll(), absl::OkStatus());
   expect("healed", all);
 
-  ASSERT_OK_AND_REPORT(lab.PortDown(0));
+  ASSERT_EQ(lab.PortDown(0), absl::OkStatus());
   expect("PortDown(a)", without_a);
-  ASSERT_OK_AND_REPORT(lab.HealAll());
+  ASSERT_EQ(lab.HealAll(), absl::OkStatus());
   expect("healed", all);
 
   // The namespaces are gone with the lab.

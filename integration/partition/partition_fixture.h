@@ -19,7 +19,8 @@
 //   - every live instance's ephemeral key is back (a consistent read), held by a session;
 //   - the app's watch view equals a consistent read of /online and /safety;
 //   - every failed `registryctl lock` run was one the fault explains, the app saw LOST only if
-//     it was cut off, and every ephemeral process is still running.
+//     it was cut off or sessions were at risk (partition_checks.h: a slow election, during the
+//     fault or caused by its heal), and every ephemeral process is still running.
 //
 // Thread safety: gtest's: one test thread.
 #ifndef INTEGRATION_PARTITION_PARTITION_FIXTURE_H_
