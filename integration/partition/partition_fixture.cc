@@ -26,7 +26,8 @@ using integration::Section;
 constexpr char kNamespace[] = "partition";
 constexpr absl::Duration kPoll = absl::Milliseconds(50);
 // Time for the cluster, the locks and the instances to come back once healed. A server that
-// was cut off usually rejoins within 4 s, but once in a few runs names no leader for 30 to 45 s.
+// was cut off usually rejoins within 4 s; one cut off long enough for autopilot to remove it
+// comes back with serf's reconnect, 30 to 45 s after the heal.
 constexpr absl::Duration kRecovery = absl::Seconds(90);
 // A rejoin slower than this keeps the servers' logs for a look.
 constexpr absl::Duration kSlowRejoin = absl::Seconds(15);
