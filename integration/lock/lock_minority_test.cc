@@ -51,14 +51,14 @@ TEST_F(LockTest, AHolderCutOffWithALeaderlessServerLosesItsHoldBeforeAnotherInst
   ASSERT_TRUE(minority.ok()) << minority.status();
   ConsulRepositoryOptions holder_options = RepositoryOptions();
   holder_options.client.servers = (*minority)->address();
-  holder_options.client.request_timeout = absl::Seconds(1);
   auto holder_repository = NewConsulRepository(holder_options);
   ASSERT_TRUE(holder_repository.ok()) << holder_repository.status();
   auto holder_manager = NewManager(**holder_repository);
   auto held = GetLock(*holder_manager, "minority");
   Moment hold_ended;
   held->AddLostListener([&](const std::string&, const absl::Status&) { hold_ended.Mark(); });
-  ASSERT_TRUE(held->Lock().ok());
+  absl::Status locked = held->Lock();
+  ASSERT_TRUE(locked.ok()) << locked;
 
   auto repository = NewRepository();
   auto manager = NewManager(*repository);
