@@ -46,6 +46,15 @@ absl::Duration ServerShare(const HttpRequest& request, absl::Duration timeout, s
   return std::max(timeout / static_cast<int64_t>(count), std::min(timeout, kMinServerShare));
 }
 
+// Call()'s parser for an answer that only succeeds or fails: `parse` returns a Status.
+template <typename StatusParser>
+auto SuccessParser(StatusParser parse) {
+  return [parse](const HttpRequest& request, const HttpResponse& response) -> absl::StatusOr<bool> {
+    RETURN_IF_ERROR(parse(request, response));
+    return true;
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
@@ -245,12 +254,9 @@ absl::StatusOr<std::optional<SessionInfo>> Client::RenewSession(absl::string_vie
 }
 
 absl::Status Client::DestroySession(absl::string_view id, Canceller* canceller) {
-  auto parse = [](const HttpRequest& request,
-                  const HttpResponse& response) -> absl::StatusOr<bool> {
-    RETURN_IF_ERROR(ParseSessionDestroyResponse(request, response));
-    return true;
-  };
-  return Call<bool>(BuildSessionDestroyRequest(id), parse, canceller).status();
+  return Call<bool>(BuildSessionDestroyRequest(id), SuccessParser(ParseSessionDestroyResponse),
+                    canceller)
+      .status();
 }
 
 absl::StatusOr<SessionInfoResult> Client::GetSessionInfo(absl::string_view id,
@@ -275,12 +281,9 @@ absl::StatusOr<std::string> Client::Leader(Canceller* canceller) {
 }
 
 absl::Status Client::RegisterNode(absl::string_view node, Canceller* canceller) {
-  auto parse = [](const HttpRequest& request,
-                  const HttpResponse& response) -> absl::StatusOr<bool> {
-    RETURN_IF_ERROR(ParseCatalogRegisterResponse(request, response));
-    return true;
-  };
-  return Call<bool>(BuildCatalogRegisterRequest(node), parse, canceller).status();
+  return Call<bool>(BuildCatalogRegisterRequest(node), SuccessParser(ParseCatalogRegisterResponse),
+                    canceller)
+      .status();
 }
 
 }  // namespace registry::consul
