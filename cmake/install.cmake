@@ -17,6 +17,14 @@ set_target_properties(registry_consul PROPERTIES VERSION ${PROJECT_VERSION}
                                                  SOVERSION ${PROJECT_VERSION_MAJOR})
 install(TARGETS registry_consul LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
+# The ShardingSphere bridge (docs/shardingsphere.md), when a JDK built it: the glue beside the
+# plugin, where it looks for the plugin first, and the jar in Debian's place for jars.
+if(TARGET registry_consul_shardingsphere)
+  install(TARGETS registry_consul_jni LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  get_property(registry_shardingsphere_jar GLOBAL PROPERTY REGISTRY_SHARDINGSPHERE_JAR)
+  install(FILES ${registry_shardingsphere_jar} DESTINATION ${CMAKE_INSTALL_DATADIR}/java)
+endif()
+
 # The loader looks for plugins in <executable dir>/../lib; an installed tool also needs
 # ../<libdir> when GNUInstallDirs picks another one (lib/x86_64-linux-gnu under /usr on Debian).
 if(NOT IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")

@@ -51,6 +51,12 @@ absl::StatusOr<RegistryConfig> ParseRegistryProps(
   return std::move(builder).Finish("");
 }
 
+const std::vector<std::string>& RepositoryPropKeys() {
+  static const PropsBuilder* const kBuilder =
+      new PropsBuilder(RegistryConfig{}, /*base_dir=*/"", PropsBuilder::Keys::kProps);
+  return kBuilder->KnownKeys();
+}
+
 absl::Status ApplyOverride(RegistryConfig* config, absl::string_view prop_key,
                            absl::string_view value) {
   PropsBuilder builder(*config, /*base_dir=*/"", PropsBuilder::Keys::kPropsAndModeKeys);

@@ -103,6 +103,10 @@ absl::StatusOr<RegistryConfig> LoadRegistryYamlFile(const std::string& path);
 absl::StatusOr<RegistryConfig> ParseRegistryProps(
     const std::vector<std::pair<std::string, std::string>>& props);
 
+// The keys of the YAML `props:` block, as ParseRegistryYaml and ParseRegistryProps accept them
+// (a host that receives props meant for several repositories keeps only these).
+const std::vector<std::string>& RepositoryPropKeys();
+
 // Replaces one setting of a valid `*config` as if `prop_key` had been written in props with
 // `value` (e.g. a CLI flag "server-lists" or "token"), with the same validation. On error
 // `*config` is unchanged. Setting "token" or "tokenFile" replaces the token from either source.

@@ -25,6 +25,7 @@ packages=(
   openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)
   file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
   iproute2 nftables         # partition tests: network namespaces, veth links, drop rules
+  openjdk-17-jdk-headless junit5 # the ShardingSphere bridge (plugin/java) and its JUnit 5 tests
 )
 
 missing=()

@@ -1,0 +1,20 @@
+package registry.consul.shardingsphere;
+
+import org.apache.shardingsphere.mode.repository.cluster.exception.ClusterRepositoryPersistException;
+
+/** The one mapping of plugin failures onto the exceptions ShardingSphere expects. */
+final class Errors {
+  private Errors() {}
+
+  /**
+   * A bad key, value or prop is the caller's error: {@link IllegalArgumentException} with the
+   * plugin's message. Anything else (Consul unreachable, ACL denied, ...) is a {@link
+   * ClusterRepositoryPersistException} caused by the plugin's status.
+   */
+  static RuntimeException of(NativeStatusException failure) {
+    if (failure.getCode() == NativeStatusException.INVALID_ARGUMENT) {
+      return new IllegalArgumentException(failure.getMessage(), failure);
+    }
+    return new ClusterRepositoryPersistException(failure);
+  }
+}

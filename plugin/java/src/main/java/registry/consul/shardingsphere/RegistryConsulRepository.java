@@ -1,0 +1,233 @@
+package registry.consul.shardingsphere;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
+import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
+import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
+import org.apache.shardingsphere.mode.repository.cluster.exception.ClusterRepositoryPersistException;
+import org.apache.shardingsphere.mode.repository.cluster.listener.DataChangedEventListener;
+import org.apache.shardingsphere.mode.repository.cluster.lock.holder.DistributedLockHolder;
+
+/**
+ * ShardingSphere's cluster repository of {@code type: Consul}, served by the Consul registry
+ * plugin through its C ABI. The constructor does nothing (ShardingSphere constructs every
+ * provider on each lookup); {@link #init(ClusterPersistRepositoryConfiguration,
+ * ComputeNodeInstanceContext)} loads the native library and opens the repository.
+ *
+ * <p>Semantics (ShardingSphere's ZooKeeper repository where the SPI is silent): keys are absolute
+ * ("/a/b"); {@link #query} gives null for an absent key; {@link #getChildrenKeys} gives the
+ * direct children's names, deduplicated and sorted ascending (byte order of their UTF-8, the
+ * plugin's order, so every instance sees the same list); {@link #update} of an absent key writes
+ * nothing; {@link #delete} removes the key and its subtree; ephemeral keys live as long as this
+ * instance's Consul session. A second {@link #watch} of a key adds a listener, and {@link
+ * #removeDataListener} removes every listener of that key. Bad input is an {@link
+ * IllegalArgumentException} naming it; calls after {@link #close} an {@link
+ * IllegalStateException}; other failures a {@link ClusterRepositoryPersistException} caused by a
+ * {@link NativeStatusException}. Thread-safe.
+ */
+public final class RegistryConsulRepository implements ClusterPersistRepository {
+  /** How long {@link #close} waits for the session to end and the threads to stop. */
+  static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+
+  private final Map<String, List<Long>> watchIdsByKey = new ConcurrentHashMap<>();
+  private volatile NativeHandle handle;
+  private volatile DistributedLockHolder lockHolder;
+
+  @Override
+  public Object getType() {
+    return "Consul";
+  }
+
+  @Override
+  public void init(ClusterPersistRepositoryConfiguration config, ComputeNodeInstanceContext ctx) {
+    if (handle != null) {
+      throw new IllegalStateException("the Consul repository is already initialised");
+    }
+    NativeLibrary.load();
+    BridgeProps props = BridgeProps.of(config, BridgeProps.knownKeys(NativeRepository.knownProps()));
+    try {
+      handle = new NativeHandle(
+          NativeRepository.open(props.keys, props.values, NativeLibrary.libraryPathDirs()));
+    } catch (NativeStatusException e) {
+      throw Errors.of(e);
+    }
+    lockHolder = new DistributedLockHolder(RegistryConsulLockCreator.TYPE, new LockSource(), null);
+  }
+
+  @Override
+  public String query(String key) {
+    byte[] k = Utf8.key(key);
+    return call(address -> Utf8.decode(NativeRepository.get(address, k)));
+  }
+
+  @Override
+  public List<String> getChildrenKeys(String key) {
+    byte[] k = Utf8.key(key);
+    byte[][] names = call(address -> NativeRepository.children(address, k));
+    List<String> result = new ArrayList<>(names.length);
+    for (byte[] name : names) {
+      result.add(Utf8.decode(name));
+    }
+    return result;
+  }
+
+  @Override
+  public boolean isExisted(String key) {
+    byte[] k = Utf8.key(key);
+    return call(address -> NativeRepository.exists(address, k));
+  }
+
+  @Override
+  public void persist(String key, String value) {
+    byte[] k = Utf8.key(key);
+    byte[] v = Utf8.encode(value, "value of " + key);
+    call(address -> {
+      NativeRepository.persist(address, k, v);
+      return null;
+    });
+  }
+
+  @Override
+  public void update(String key, String value) {
+    byte[] k = Utf8.key(key);
+    byte[] v = Utf8.encode(value, "value of " + key);
+    call(address -> NativeRepository.update(address, k, v));
+  }
+
+  @Override
+  public void delete(String key) {
+    byte[] k = Utf8.key(key);
+    call(address -> {
+      NativeRepository.delete(address, k);
+      return null;
+    });
+  }
+
+  @Override
+  public void persistEphemeral(String key, String value) {
+    byte[] k = Utf8.key(key);
+    byte[] v = Utf8.encode(value, "value of " + key);
+    call(address -> {
+      NativeRepository.persistEphemeral(address, k, v);
+      return null;
+    });
+  }
+
+  @Override
+  public boolean persistExclusiveEphemeral(String key, String value) {
+    byte[] k = Utf8.key(key);
+    byte[] v = Utf8.encode(value, "value of " + key);
+    return call(address -> NativeRepository.persistExclusiveEphemeral(address, k, v));
+  }
+
+  @Override
+  public DistributedLockHolder getDistributedLockHolder() {
+    return lockHolder;
+  }
+
+  @Override
+  public void watch(String key, DataChangedEventListener listener) {
+    byte[] k = Utf8.key(key);
+    if (listener == null) {
+      throw new IllegalArgumentException("listener of '" + key + "' must not be null");
+    }
+    NativeHandle h = opened();
+    WatchSink sink = new WatchSink(key, listener, h);
+    // Registered under the key's lock, so a concurrent removeDataListener of the same key either
+    // sees this watch or runs before it exists.
+    watchIdsByKey.compute(key, (unused, ids) -> {
+      long id = call(address -> NativeRepository.watch(address, k, sink));
+      List<Long> result = ids == null ? new ArrayList<>() : ids;
+      result.add(id);
+      return result;
+    });
+  }
+
+  @Override
+  public void removeDataListener(String key) {
+    Utf8.key(key);
+    List<Long> ids = watchIdsByKey.remove(key);
+    if (ids == null) {
+      return;
+    }
+    NativeHandle h = handle;
+    long address;
+    try {
+      address = h.enter();
+    } catch (IllegalStateException closed) {
+      return; // close() stopped every watch
+    }
+    try {
+      for (long id : ids) {
+        NativeRepository.removeWatch(address, id);
+      }
+    } finally {
+      h.exit();
+    }
+  }
+
+  /** Ends the session (this instance's ephemeral keys go at once) and stops every thread. */
+  @Override
+  public void close() {
+    NativeHandle h = handle;
+    if (h != null) {
+      h.close(CLOSE_WAIT);
+    }
+    watchIdsByKey.clear();
+  }
+
+  /** A native call on the open repository. */
+  interface NativeCall<T> {
+    T run(long address) throws NativeStatusException;
+  }
+
+  <T> T call(NativeCall<T> body) {
+    return call(body, Errors::of);
+  }
+
+  /** As {@link #call(NativeCall)}, with {@code errors} mapping the plugin's failures. */
+  <T> T call(NativeCall<T> body, Function<NativeStatusException, RuntimeException> errors) {
+    NativeHandle h = opened();
+    long address = h.enter();
+    try {
+      return body.run(address);
+    } catch (NativeStatusException e) {
+      throw errors.apply(e);
+    } finally {
+      h.exit();
+    }
+  }
+
+  private NativeHandle opened() {
+    NativeHandle h = handle;
+    if (h == null) {
+      throw new IllegalStateException("the Consul repository is not initialised: call init first");
+    }
+    return h;
+  }
+
+  /** What the lock creator gets as its client: the way to this repository's native locks. */
+  final class LockSource {
+    private final Map<String, Long> locks = new ConcurrentHashMap<>();
+
+    /** The native lock of {@code lockKey} (made once, kept until close). */
+    long lockOf(String lockKey, long address) throws NativeStatusException {
+      Long known = locks.get(lockKey);
+      if (known != null) {
+        return known;
+      }
+      long made = NativeRepository.lock(address, Utf8.key(lockKey));
+      locks.put(lockKey, made);
+      return made;
+    }
+
+    <T> T call(NativeCall<T> body, Function<NativeStatusException, RuntimeException> errors) {
+      return RegistryConsulRepository.this.call(body, errors);
+    }
+  }
+}

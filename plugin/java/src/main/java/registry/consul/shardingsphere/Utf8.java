@@ -1,0 +1,64 @@
+package registry.consul.shardingsphere;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetEncoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Strings cross the bridge as UTF-8 bytes. Encoding is strict: a string that is not valid UTF-16
+ * (an unpaired surrogate) is refused rather than silently stored as '?'.
+ */
+final class Utf8 {
+  private Utf8() {}
+
+  /** The UTF-8 bytes of {@code text}; {@code what} names it in errors ("key", "value of /a"). */
+  static byte[] encode(String text, String what) {
+    if (text == null) {
+      throw new IllegalArgumentException(what + " must not be null");
+    }
+    CharsetEncoder encoder =
+        StandardCharsets.UTF_8
+            .newEncoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    try {
+      ByteBuffer bytes = encoder.encode(CharBuffer.wrap(text));
+      byte[] result = new byte[bytes.remaining()];
+      bytes.get(result);
+      return result;
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(
+          what + " is not valid UTF-16: unpaired surrogate at index " + firstUnpaired(text), e);
+    }
+  }
+
+  /** A key: non-null, non-empty, valid UTF-16 (the plugin checks the rest and names the key). */
+  static byte[] key(String key) {
+    if (key != null && key.isEmpty()) {
+      throw new IllegalArgumentException("key must not be empty");
+    }
+    return encode(key, "key");
+  }
+
+  /** Bytes read from Consul; bytes that are not UTF-8 (written by another tool) become U+FFFD. */
+  static String decode(byte[] bytes) {
+    return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  private static int firstUnpaired(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}
