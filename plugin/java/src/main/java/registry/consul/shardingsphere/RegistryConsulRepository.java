@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
@@ -11,6 +12,7 @@ import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositor
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
 import org.apache.shardingsphere.mode.repository.cluster.exception.ClusterRepositoryPersistException;
 import org.apache.shardingsphere.mode.repository.cluster.listener.DataChangedEventListener;
+import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 import org.apache.shardingsphere.mode.repository.cluster.lock.holder.DistributedLockHolder;
 
 /**
@@ -35,8 +37,10 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
   private final Map<String, List<Long>> watchIdsByKey = new ConcurrentHashMap<>();
+  private final LockSource lockSource = new LockSource();
+  private final Map<String, DistributedLock> locksByKey = new ConcurrentHashMap<>();
   private volatile NativeHandle handle;
-  private volatile DistributedLockHolder lockHolder;
+  private DistributedLockHolder lockHolder; // guarded by lockSource
 
   @Override
   public Object getType() {
@@ -56,7 +60,6 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
     } catch (NativeStatusException e) {
       throw Errors.of(e);
     }
-    lockHolder = new DistributedLockHolder(RegistryConsulLockCreator.TYPE, new LockSource(), null);
   }
 
   @Override
@@ -125,9 +128,31 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
     return call(address -> NativeRepository.persistExclusiveEphemeral(address, k, v));
   }
 
+  /**
+   * ShardingSphere 5.5.1 and 5.5.2 take their locks from this holder, which finds {@link
+   * RegistryConsulLockCreator} by type. Made on first use rather than in init: ShardingSphere
+   * 5.5.3 has no holder class, and the bridge must still initialise there.
+   */
   @Override
   public DistributedLockHolder getDistributedLockHolder() {
-    return lockHolder;
+    opened();
+    synchronized (lockSource) {
+      if (lockHolder == null) {
+        lockHolder = new DistributedLockHolder(RegistryConsulLockCreator.TYPE, lockSource, null);
+      }
+      return lockHolder;
+    }
+  }
+
+  /**
+   * The lock of {@code lockKey}, one per key: how ShardingSphere 5.5.3 asks for locks (it replaced
+   * the holder with this method). Not tested against a 5.5.3 process.
+   */
+  public Optional<DistributedLock> getDistributedLock(String lockKey) {
+    Utf8.key(lockKey);
+    opened();
+    return Optional.of(locksByKey.computeIfAbsent(
+        lockKey, key -> new RegistryConsulLock(key, lockSource)));
   }
 
   @Override
