@@ -20,6 +20,7 @@
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/server_kind.h"
+#include "integration/testing/test_pki.h"
 
 namespace registry::integration {
 
@@ -65,6 +66,15 @@ class ServerProcessTest : public ::testing::Test {
   // The ACL token for the code under test ("" without ACLs).
   static const std::string& token() { return server_->token; }
   static bool real_consul() { return server_->kind != ServerKind::kDevServer; }
+  static ServerKind kind() { return server_->kind; }
+  // The master token, for the test's own inspection ("" without ACLs).
+  static const std::string& admin_token() { return server_->admin_token; }
+  // consul-tls: the CA and the client certificate the code under test connects with (the
+  // server answers on https:// only); null for the other kinds.
+  static const TestPki* tls_pki() {
+    if (server_->kind != ServerKind::kConsulTls || server_->agent == nullptr) return nullptr;
+    return &server_->agent->pki();
+  }
 
   // The session holding Consul key `consul_key`, "" if the key is absent or not held.
   static absl::StatusOr<std::string> KeySession(absl::string_view consul_key) {
