@@ -1,0 +1,97 @@
+// integration/java/shardingsphere_bridge_test.cc
+//
+// Runs the JUnit tests of the ShardingSphere bridge (plugin/java/test) against the suite's
+// server: one JVM per JUnit class, started with JUnit's console launcher, the server handed over
+// as system properties (registry.test.*, read by TestServer.java). A test passes when the JVM
+// exits 0; on failure it prints everything the JVM printed (JUnit's tree names the failing
+// method and its assertion). One ctest entry per class keeps a failure's report short and lets
+// ctest time each class on its own.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "integration/testing/server_kind.h"
+#include "integration/testing/server_process_test.h"
+#include "integration/testing/subprocess.h"
+
+namespace registry::integration {
+namespace {
+
+// Below the ctest TIMEOUT (180 s), so that a hung JVM is reported with its output rather than
+// killed by ctest without a word.
+constexpr absl::Duration kJvmTimeout = absl::Seconds(150);
+
+class ShardingSphereBridgeTest : public ServerProcessTest {
+ protected:
+  // The JVM's command line for JUnit class `test_class` (registry.consul.shardingsphere.test).
+  static std::vector<std::string> JUnitCommand(const std::string& test_class) {
+    std::vector<std::string> argv = {REGISTRY_JAVA,
+                                     absl::StrCat("-Djava.library.path=", REGISTRY_JNI_DIR)};
+    const TestPki* pki = tls_pki();
+    auto property = [&argv](const std::string& name, const std::string& value) {
+      argv.push_back(absl::StrCat("-Dregistry.test.", name, "=", value));
+    };
+    property("kind", std::string(ServerKindName(kind())));
+    property("serverLists",
+             pki != nullptr ? absl::StrCat("https://", server_address()) : server_address());
+    if (!token().empty()) property("token", token());
+    if (!admin_token().empty()) property("adminToken", admin_token());
+    if (pki != nullptr) {
+      property("tlsCaFile", pki->ca_file);
+      property("tlsCertFile", pki->client_cert);
+      property("tlsKeyFile", pki->client_key);
+    }
+    argv.insert(
+        argv.end(),
+        {"-cp", REGISTRY_JAVA_CLASS_PATH, "org.junit.platform.console.ConsoleLauncher",
+         "--disable-banner", "--disable-ansi-colors", "--details=tree", "--fail-if-no-tests",
+         "--select-class", "registry.consul.shardingsphere.test." + test_class});
+    return argv;
+  }
+
+  static void RunJUnitClass(const std::string& test_class) {
+    const absl::Time start = absl::Now();
+    RunResult run = RunProcess(JUnitCommand(test_class), kJvmTimeout);
+    const std::string printed =
+        absl::StrCat("--- JVM stdout ---\n", run.out, "--- JVM stderr ---\n", run.err);
+    ASSERT_NE(run.exit_code, -1) << test_class << " did not finish within " << kJvmTimeout << "\n"
+                                 << printed;
+    EXPECT_EQ(run.exit_code, 0) << test_class << " failed (exit code " << run.exit_code
+                                << ", JUnit: 1 a test failed, 2 no test found; 128+N signal N, "
+                                   "134 a JVM abort)\n"
+                                << printed;
+    // JUnit's counts (and the figures tests print), so that a passing log shows what ran.
+    for (absl::string_view line : absl::StrSplit(run.out, '\n')) {
+      if (absl::StrContains(line, "tests successful") || absl::StrContains(line, "tests skipped") ||
+          absl::StartsWith(line, "figure: ")) {
+        std::cout << line << "\n";
+      }
+    }
+    std::cout << test_class << ": " << absl::ToInt64Milliseconds(absl::Now() - start)
+              << " ms in the JVM" << std::endl;
+  }
+};
+
+TEST_F(ShardingSphereBridgeTest, DiscoveryAndProps) { RunJUnitClass("DiscoveryAndPropsTest"); }
+
+TEST_F(ShardingSphereBridgeTest, RepositoryContract) { RunJUnitClass("RepositoryContractTest"); }
+
+TEST_F(ShardingSphereBridgeTest, BadInput) { RunJUnitClass("BadInputTest"); }
+
+TEST_F(ShardingSphereBridgeTest, WatchContract) { RunJUnitClass("WatchContractTest"); }
+
+TEST_F(ShardingSphereBridgeTest, LockContract) { RunJUnitClass("LockContractTest"); }
+
+TEST_F(ShardingSphereBridgeTest, ThreadLifecycle) { RunJUnitClass("ThreadLifecycleTest"); }
+
+TEST_F(ShardingSphereBridgeTest, TwoJvms) { RunJUnitClass("TwoJvmTest"); }
+
+}  // namespace
+}  // namespace registry::integration
