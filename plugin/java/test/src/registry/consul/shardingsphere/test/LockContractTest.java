@@ -139,6 +139,37 @@ class LockContractTest {
     }
   }
 
+  /**
+   * ShardingSphere 5.5.3's way to ask for a lock, which the compile-only 5.5.1 declarations lack:
+   * called by reflection, it must exclude another instance holding the same key.
+   */
+  @Test
+  void getDistributedLockOfShardingSphere553ExcludesAnotherInstance() throws Exception {
+    ClusterPersistRepository other = TestServer.open(namespace, 3);
+    try {
+      Object found = repository.getClass()
+                         .getMethod("getDistributedLock", String.class)
+                         .invoke(repository, "/lock/global/locks/v553");
+      DistributedLock mine = (DistributedLock) ((java.util.Optional<?>) found).orElseThrow();
+      assertTrue(mine.tryLock(5000));
+      try {
+        assertFalse(onOtherThread(() -> lock(other, "v553").tryLock(300)));
+      } finally {
+        mine.unlock();
+      }
+      assertTrue(onOtherThread(() -> {
+        DistributedLock theirs = lock(other, "v553");
+        boolean taken = theirs.tryLock(5000);
+        if (taken) {
+          theirs.unlock();
+        }
+        return taken;
+      }));
+    } finally {
+      other.close();
+    }
+  }
+
   @Test
   void locksOfDifferentNamesAreIndependent() throws Exception {
     DistributedLock first = lock(repository, "first");
