@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.ServerSocket;
 import java.util.Properties;
+import java.util.logging.Level;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
 import org.apache.shardingsphere.mode.repository.cluster.exception.ClusterRepositoryPersistException;
@@ -64,7 +65,11 @@ class DiscoveryAndPropsTest {
     props.put("server-lists", TestServer.serverLists());
     props.put("someFuturePropOfShardingSphere", "whatever");
     props.put("retryIntervalMilliseconds", Integer.valueOf(500));
-    assertWorks(props);
+    try (LogCapture log = new LogCapture()) {
+      assertWorks(props);
+      assertTrue(log.logged(Level.WARNING, "someFuturePropOfShardingSphere"),
+          "the ignored prop is logged as a warning:\n" + log.describe());
+    }
   }
 
   /** Init with `name` set to `value` must fail with an IllegalArgumentException naming both. */

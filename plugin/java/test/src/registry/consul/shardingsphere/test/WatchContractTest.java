@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
 import org.apache.shardingsphere.mode.event.DataChangedEvent;
 import org.apache.shardingsphere.mode.event.DataChangedEvent.Type;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
@@ -128,6 +129,7 @@ class WatchContractTest {
 
   @Test
   void aListenerThatThrowsIsLoggedAndTheWatchGoesOn() throws Exception {
+    LogCapture log = new LogCapture();
     EventRecorder events = new EventRecorder();
     AtomicInteger thrown = new AtomicInteger();
     repository.watch("/throwing", event -> {
@@ -141,6 +143,10 @@ class WatchContractTest {
     assertEvent(Type.ADDED, "/throwing/b", "2", events.next(EVENT_WAIT));
     assertEquals(2, thrown.get());
     repository.removeDataListener("/throwing");
+    try (log) {
+      assertTrue(log.logged(Level.WARNING, "a listener's own failure"),
+          "the listener's exception is logged:\n" + log.describe());
+    }
   }
 
   @Test
