@@ -113,6 +113,14 @@ void PartitionTest::SetUp() {
       AppInstance::Start(lab_->netns_path(kApp), options, "/online/app", {"/online", "/safety"});
   ASSERT_TRUE(app.ok()) << app.status();
   app_ = *std::move(app);
+  std::vector<int> fenced_nodes(std::begin(kWorkers), std::end(kWorkers));
+  fenced_nodes.push_back(kApp);
+  for (int node : fenced_nodes) {
+    absl::StatusOr<std::unique_ptr<FencedWriter>> writer =
+        FencedWriter::Start(lab_->name(node), lab_->netns_path(node), options);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    fenced_[node] = *std::move(writer);
+  }
 
   workers_ = std::make_unique<LockWorkers>(
       *lab_, std::vector<int>(std::begin(kWorkers), std::end(kWorkers)),
@@ -132,6 +140,7 @@ void PartitionTest::SetUp() {
 void PartitionTest::TearDown() {
   if (workers_ != nullptr) workers_->Stop();
   workers_.reset();
+  fenced_.clear();
   app_.reset();
   ephemerals_.clear();
   if (HasFailure() && consul_ != nullptr) consul_->KeepFilesAndPrintLogs();
@@ -186,6 +195,26 @@ absl::StatusOr<std::map<std::string, std::string>> PartitionTest::ConsistentRead
     keys[std::string(key)] = value;
   }
   return keys;
+}
+
+std::vector<FencedAttempt> PartitionTest::CheckFencedCounter() {
+  std::vector<FencedAttempt> attempts;
+  for (auto& [node, writer] : fenced_) {
+    writer->Stop();
+    std::vector<FencedAttempt> of_node = writer->Attempts();
+    attempts.insert(attempts.end(), of_node.begin(), of_node.end());
+  }
+  absl::StatusOr<std::map<std::string, std::string>> fenced = ConsistentRead("/fenced");
+  int64_t counter = -1;
+  EXPECT_TRUE(fenced.ok() && absl::SimpleAtoi((*fenced)[kFencedCounterKey], &counter))
+      << "cannot read the fenced counter: " << fenced.status();
+  const FencedFigures figures = partition::CheckFencedCounter(attempts, counter);
+  EXPECT_THAT(figures.errors, ::testing::IsEmpty());
+  std::printf("  fenced counter %lld: %d writes acknowledged, %d refused, %d of unknown outcome\n",
+              static_cast<long long>(counter), figures.acknowledged, figures.refused,
+              figures.unknown);
+  ::testing::Test::RecordProperty("fenced_refused", figures.refused);
+  return attempts;
 }
 
 void PartitionTest::CheckEphemeralKeysBack() {
@@ -279,6 +308,7 @@ PartitionTest::Outcome PartitionTest::HealAndCheck(FaultRecord& fault) {
   std::printf("  every lock node held the lock again %s after the heal\n",
               Ms(absl::Now() - fault.healed).c_str());
   workers_->Stop();
+  outcome.fenced = CheckFencedCounter();
 
   absl::StatusOr<std::vector<Section>> sections = workers_->Sections();
   EXPECT_TRUE(sections.ok()) << sections.status();

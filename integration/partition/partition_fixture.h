@@ -6,6 +6,8 @@
 //                 `registryctl ephemeral /online/<node> up` process each
 //   app           an in-process repository (app_instance.h): ephemeral /online/app, watches
 //                 /online and /safety
+// and, on c0..c3 and app, a FencedWriter each (fenced_counter.h): in-process repositories
+// incrementing /fenced/counter under the lock "fenced" with fenced writes.
 //   obs           the test's own probe (HTTP from a NamespaceThread): never cut off
 // Every instance uses session TTL 3 s and lock-delay 3 s (kTtl, kLockDelay), request timeout
 // 4 s, connect timeout 500 ms.
@@ -16,6 +18,7 @@
 // checks (failures are test failures; figures are printed):
 //   - no two critical sections overlapped unless the earlier holder was told first, and the
 //     counter lost no increment (partition_checks.h);
+//   - the fenced counter lost no increment, whatever landed late (fenced_counter.h);
 //   - every live instance's ephemeral key is back (a consistent read), held by a session;
 //   - the app's watch view equals a consistent read of /online and /safety;
 //   - every failed `registryctl lock` run was one the fault explains, the app saw LOST only if
@@ -36,6 +39,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/partition/app_instance.h"
+#include "integration/partition/fenced_counter.h"
 #include "integration/partition/lab_consul.h"
 #include "integration/partition/lock_workers.h"
 #include "integration/partition/network_lab.h"
@@ -75,6 +79,7 @@ class PartitionTest : public ::testing::Test {
     std::vector<integration::Section> sections;
     std::vector<Iteration> runs;
     Handover handover;  // of fault.holder_tag, when set
+    std::vector<FencedAttempt> fenced;
   };
   // Heals every fault (fault.healed is set here) and checks; see above.
   Outcome HealAndCheck(FaultRecord& fault);
@@ -84,6 +89,8 @@ class PartitionTest : public ::testing::Test {
   std::unique_ptr<LabConsul> consul_;
   std::vector<std::unique_ptr<integration::Subprocess>> ephemerals_;  // one per worker node
   std::unique_ptr<AppInstance> app_;
+  // Node -> its fenced writer (every worker node and the app's).
+  std::map<int, std::unique_ptr<FencedWriter>> fenced_;
   std::unique_ptr<LockWorkers> workers_;
   std::string config_;  // the registry YAML of every registryctl
 
@@ -94,6 +101,8 @@ class PartitionTest : public ::testing::Test {
   // bound to a session.
   absl::StatusOr<std::map<std::string, std::string>> ConsistentRead(const std::string& prefix,
                                                                     bool held = false);
+  // Stops the fenced writers and checks their counter; returns their attempts.
+  std::vector<FencedAttempt> CheckFencedCounter();
   void CheckEphemeralKeysBack();
   void CheckWatchConverged();
   void CheckInstances(const FaultRecord& fault);

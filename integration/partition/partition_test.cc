@@ -7,7 +7,8 @@
 //
 //  1. the leader cut off from its followers (clients still reach every server);
 //  2. the lock holder cut off from everything for longer than 2 x TTL + lock-delay: it must be
-//     told it lost the lock before anyone else gets it;
+//     told it lost the lock before anyone else gets it; with it the app, holding the fenced
+//     lock, whose write after the heal must be refused;
 //  3. a split: the leader and half the clients | the two other servers and the other half,
 //     the lock holder among them (the majority elects a leader and keeps the lock going, the
 //     minority's instances come back after the heal);
@@ -78,13 +79,22 @@ TEST_F(PartitionTest, LeaderCutOffFromItsFollowers) {
 }
 
 TEST_F(PartitionTest, LockHolderCutOffFromEverythingPastTwoTtlsAndTheLockDelay) {
+  // The app's fenced writer takes the fenced lock and waits before its write; cut off with the
+  // lock holder, it loses that hold, and writes only after the heal, when other writers have
+  // moved the fenced counter on: a stale holder's write, which must be refused.
+  FencedWriter& stale = *fenced_[kApp];
+  ASSERT_TRUE(stale.StallNextHold(absl::Seconds(30)))
+      << "the app's fenced writer got no hold within 30 s";
   std::optional<RunningSection> holder = AwaitLongSection();
   ASSERT_TRUE(holder.has_value());
-  FaultRecord fault{.name = absl::StrCat("lock holder ", lab_->name(holder->node), " isolated"),
-                    .cut = {holder->node},
+  FaultRecord fault{.name = absl::StrCat("lock holder ", lab_->name(holder->node),
+                                         " and the app (holding the fenced lock) isolated"),
+                    .cut = {holder->node, kApp},
                     .holder_tag = holder->tag};
   fault.began = absl::Now();
   ASSERT_EQ(lab_->Isolate(holder->node), absl::OkStatus());
+  ASSERT_EQ(lab_->Isolate(kApp), absl::OkStatus());
+  stale.EndStallAt(fault.began + kTakeOverFault + absl::Seconds(1));
   HoldFault(fault.began, kTakeOverFault);
   const Outcome outcome = HealAndCheck(fault);
   for (const Iteration& run : outcome.runs) {
@@ -94,6 +104,16 @@ TEST_F(PartitionTest, LockHolderCutOffFromEverythingPastTwoTtlsAndTheLockDelay) 
   }
   EXPECT_TRUE(SomeoneElseRan(outcome.sections, *workers_, holder->node, fault.began, fault.healed))
       << "the lock never moved on while its holder was cut off";
+  int stale_writes = 0;
+  for (const FencedAttempt& attempt : outcome.fenced) {
+    if (!attempt.stalled) continue;
+    ++stale_writes;
+    EXPECT_TRUE(absl::IsAborted(attempt.status) || absl::IsFailedPrecondition(attempt.status))
+        << "the stale holder's fenced write of " << attempt.value << ": " << attempt.status;
+    std::printf("  stale fenced write of %lld refused: %s\n", static_cast<long long>(attempt.value),
+                attempt.status.ToString().c_str());
+  }
+  EXPECT_EQ(stale_writes, 1) << "the stale holder never tried its write";
 }
 
 TEST_F(PartitionTest, SplitLeaderAndHalfTheClientsFromTheOtherServersAndTheHolder) {
