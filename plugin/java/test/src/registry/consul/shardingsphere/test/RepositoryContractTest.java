@@ -116,9 +116,17 @@ class RepositoryContractTest {
       owner.persistEphemeral("/ephemeral/online", "instance");
       assertEquals("instance", other.query("/ephemeral/online"));
       assertEquals(List.of("online"), other.getChildrenKeys("/ephemeral"));
+      String session = "";
+      if (AdminConsul.available()) {
+        session = AdminConsul.keySession(namespace, "/ephemeral/online");
+        assertFalse(session.isEmpty(), "the ephemeral key is held by the instance's session");
+      }
       owner.close();
       TestServer.await(Duration.ofSeconds(3), "the ephemeral key gone after close",
           () -> other.query("/ephemeral/online") == null);
+      if (!session.isEmpty()) {
+        assertFalse(AdminConsul.sessionExists(session), "close ends the session " + session);
+      }
     } finally {
       owner.close();  // closing twice is safe
       other.close();
