@@ -137,6 +137,20 @@ c++ -std=c++20 -o "$work/cpp_host_pc" "$root/packaging/consumer/cpp_host.cc" \
   -DPLUGIN_DIR="\"$(pkg-config --variable=plugindir registry-consul)\"" $flags
 "$work/cpp_host_pc" "$address"
 
+jars=("$prefix"/share/java/registry-consul-shardingsphere-*.jar)
+if command -v javac >/dev/null; then
+  [ -f "${jars[0]}" ] || { echo "package-test: a JDK is here but no bridge jar was installed" >&2; exit 1; }
+  begin "the installed ShardingSphere bridge: a JVM finds it by type, persists, reads, deletes"
+  spi=$build/plugin/java/shardingsphere-spi-declarations.jar
+  javac --release 17 -cp "$spi" -d "$work/java" "$root/packaging/consumer/JavaHost.java"
+  echo "with the installed native libraries on java.library.path:"
+  java -Djava.library.path="$libdir" -cp "$work/java:$spi:${jars[0]}" JavaHost "$address"
+  echo "with the copies the jar carries (extracted on first use):"
+  java -cp "$work/java:$spi:${jars[0]}" JavaHost "$address"
+else
+  echo "package-test: no JDK here, so no ShardingSphere bridge to test"
+fi
+
 step="done"
 echo
 echo "package-test: passed in $((SECONDS - start)) s"
