@@ -9,6 +9,7 @@ namespace registry::java {
 namespace {
 
 JniCache cache;
+std::atomic<int64_t> live_global_refs{0};
 
 jclass GlobalClass(JNIEnv* env, const char* name) {
   jclass local = env->FindClass(name);
@@ -62,14 +63,19 @@ JNIEnv* AttachedEnv() {
   return env;
 }
 
-GlobalRef::GlobalRef(JNIEnv* env, jobject local) : ref_(env->NewGlobalRef(local)) {}
+GlobalRef::GlobalRef(JNIEnv* env, jobject local) : ref_(env->NewGlobalRef(local)) {
+  if (ref_ != nullptr) live_global_refs.fetch_add(1);
+}
 
 GlobalRef::~GlobalRef() {
   if (ref_ == nullptr) return;
+  live_global_refs.fetch_sub(1);
   // The last holder of a watch's reference may be a plugin thread (a listener that removed its
   // own watch): it is attached, since it was running that listener.
   if (JNIEnv* env = AttachedEnv(); env != nullptr) env->DeleteGlobalRef(ref_);
 }
+
+int64_t LiveGlobalRefs() { return live_global_refs.load(); }
 
 std::optional<std::string> BytesOf(JNIEnv* env, jbyteArray array) {
   if (array == nullptr) return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include <jni.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ const JniCache& Jni();
 JNIEnv* AttachedEnv();
 
 // A JNI global reference, deleted once when the last copy goes (on whatever thread that is).
+// LiveGlobalRefs() counts those alive, so tests can prove that watches leave none behind.
 class GlobalRef {
  public:
   GlobalRef(JNIEnv* env, jobject local);
@@ -51,6 +53,7 @@ class GlobalRef {
  private:
   jobject ref_;
 };
+int64_t LiveGlobalRefs();
 
 // The bytes of a Java byte[]; nullopt for null (the Java side checks nulls first, so the callers
 // report nullopt as an internal error).

@@ -196,6 +196,8 @@ void Close(JNIEnv* env, jclass, jlong handle) {
 
 void Free(JNIEnv*, jclass, jlong handle) { delete Repo(handle); }
 
+jlong GlobalRefs(JNIEnv*, jclass) { return LiveGlobalRefs(); }
+
 const JNINativeMethod kMethods[] = {
     {const_cast<char*>("knownProps"), const_cast<char*>("()[[B"),
      reinterpret_cast<void*>(&KnownProps)},
@@ -222,6 +224,8 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("unlock"), const_cast<char*>("(JJ)V"), reinterpret_cast<void*>(&Unlock)},
     {const_cast<char*>("close"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&Close)},
     {const_cast<char*>("free"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&Free)},
+    {const_cast<char*>("liveGlobalRefs"), const_cast<char*>("()J"),
+     reinterpret_cast<void*>(&GlobalRefs)},
 };
 
 }  // namespace

@@ -61,4 +61,7 @@ final class NativeRepository {
 
   /** Destroys the repository; the handle is invalid afterwards. */
   static native void free(long handle);
+
+  /** The glue's per-watch JNI global references alive now, in every repository (for tests). */
+  static native long liveGlobalRefs();
 }

@@ -176,19 +176,11 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   @Override
   public void removeDataListener(String key) {
     Utf8.key(key);
-    List<Long> ids = watchIdsByKey.remove(key);
-    if (ids == null) {
-      return;
-    }
-    NativeHandle h = handle;
-    long address;
+    NativeHandle h = opened();
+    long address = h.enter(); // IllegalStateException after close, as every other call
     try {
-      address = h.enter();
-    } catch (IllegalStateException closed) {
-      return; // close() stopped every watch
-    }
-    try {
-      for (long id : ids) {
+      List<Long> ids = watchIdsByKey.remove(key);
+      for (long id : ids == null ? List.<Long>of() : ids) {
         NativeRepository.removeWatch(address, id);
       }
     } finally {

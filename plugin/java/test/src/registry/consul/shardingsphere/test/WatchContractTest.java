@@ -3,6 +3,7 @@ package registry.consul.shardingsphere.test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -164,16 +165,19 @@ class WatchContractTest {
   }
 
   @Test
-  void aThousandWatchAndRemoveCyclesLeaveNoThreadsBehind() throws Exception {
+  void aThousandWatchAndRemoveCyclesLeaveNoThreadsNorGlobalReferencesBehind() throws Exception {
     // One cycle first, so that threads started once per process are in the baseline.
     repository.watch("/cycles/warmup", event -> {});
     repository.removeDataListener("/cycles/warmup");
     int baseline = TestServer.liveThreads();
+    long baselineRefs = liveGlobalRefs();
     for (int i = 0; i < 1000; i++) {
       String key = "/cycles/" + (i % 10);
       repository.watch(key, event -> {});
+      assertEquals(baselineRefs + 1, liveGlobalRefs(), "a watch holds one global reference");
       repository.removeDataListener(key);
     }
+    assertEquals(baselineRefs, liveGlobalRefs(), "global references left behind by the cycles");
     // The watch still works after the cycles.
     EventRecorder events = new EventRecorder();
     repository.watch("/cycles/3", events);
@@ -181,5 +185,14 @@ class WatchContractTest {
     assertEvent(Type.ADDED, "/cycles/3", "after", events.next(EVENT_WAIT));
     repository.removeDataListener("/cycles/3");
     TestServer.awaitThreadsAtMost(baseline, Duration.ofSeconds(10));
+  }
+
+  // The glue's count of its per-watch JNI global references (package-private in the bridge).
+  private static long liveGlobalRefs() throws Exception {
+    Method count =
+        Class.forName("registry.consul.shardingsphere.NativeRepository")
+            .getDeclaredMethod("liveGlobalRefs");
+    count.setAccessible(true);
+    return (Long) count.invoke(null);
   }
 }
