@@ -88,7 +88,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   @Override
   public void persist(String key, String value) {
     byte[] k = Utf8.key(key);
-    byte[] v = Utf8.encode(value, "value of " + key);
+    byte[] v = Utf8.value(value, key);
     call(address -> {
       NativeRepository.persist(address, k, v);
       return null;
@@ -98,7 +98,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   @Override
   public void update(String key, String value) {
     byte[] k = Utf8.key(key);
-    byte[] v = Utf8.encode(value, "value of " + key);
+    byte[] v = Utf8.value(value, key);
     call(address -> NativeRepository.update(address, k, v));
   }
 
@@ -114,7 +114,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   @Override
   public void persistEphemeral(String key, String value) {
     byte[] k = Utf8.key(key);
-    byte[] v = Utf8.encode(value, "value of " + key);
+    byte[] v = Utf8.value(value, key);
     call(address -> {
       NativeRepository.persistEphemeral(address, k, v);
       return null;
@@ -124,7 +124,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   @Override
   public boolean persistExclusiveEphemeral(String key, String value) {
     byte[] k = Utf8.key(key);
-    byte[] v = Utf8.encode(value, "value of " + key);
+    byte[] v = Utf8.value(value, key);
     return call(address -> NativeRepository.persistExclusiveEphemeral(address, k, v));
   }
 

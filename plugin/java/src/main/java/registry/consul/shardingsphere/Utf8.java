@@ -1,10 +1,5 @@
 package registry.consul.shardingsphere;
 
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetEncoder;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -19,20 +14,21 @@ final class Utf8 {
     if (text == null) {
       throw new IllegalArgumentException(what + " must not be null");
     }
-    CharsetEncoder encoder =
-        StandardCharsets.UTF_8
-            .newEncoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT);
-    try {
-      ByteBuffer bytes = encoder.encode(CharBuffer.wrap(text));
-      byte[] result = new byte[bytes.remaining()];
-      bytes.get(result);
-      return result;
-    } catch (CharacterCodingException e) {
+    int unpaired = firstUnpaired(text);
+    if (unpaired >= 0) {
       throw new IllegalArgumentException(
-          what + " is not valid UTF-16: unpaired surrogate at index " + firstUnpaired(text), e);
+          what + " is not valid UTF-16: unpaired surrogate at index " + unpaired);
     }
+    // Valid UTF-16 encodes exactly, so the JDK's fast path is strict here.
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The bytes of the value of {@code key}; its errors name the key (built only on error). */
+  static byte[] value(String value, String key) {
+    if (value == null || firstUnpaired(value) >= 0) {
+      return encode(value, "value of " + key);
+    }
+    return value.getBytes(StandardCharsets.UTF_8);
   }
 
   /** A key: non-null, non-empty, valid UTF-16 (the plugin checks the rest and names the key). */
