@@ -148,8 +148,10 @@ std::vector<std::string> UnexpectedFailures(const std::vector<Iteration>& runs,
     if (run.exit_code == 0) continue;
     const bool known_code = run.exit_code == 1 || run.exit_code == 2 || run.exit_code == 3 ||
                             run.exit_code == 10 || run.exit_code == 11;
-    const bool during = run.began < fault.healed + grace && run.ended > fault.began;
-    const bool excused = fault.cut.count(run.node) > 0 || fault.sessions_at_risk;
+    const bool on_cut_node = fault.cut.count(run.node) > 0;
+    const absl::Time back = on_cut_node ? std::max(fault.healed, fault.cut_back) : fault.healed;
+    const bool during = run.began < back + grace && run.ended > fault.began;
+    const bool excused = on_cut_node || fault.sessions_at_risk;
     if (known_code && during && excused) continue;
     unexpected.push_back(absl::StrCat(
         run.tag, " exited ", run.exit_code, " (ran ", absl::FormatDuration(run.began - fault.began),

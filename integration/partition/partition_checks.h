@@ -22,12 +22,14 @@
 // A run may fail (exit 1: lock not acquired in time, 2: error, 3: lock lost, 10/11: the
 // section's get/put kept failing) only when it ran during the fault or within `grace` after the
 // heal (calls begun then retry for up to a request timeout), and either on a node the fault cut
-// off from the majority of the servers, or anywhere when the fault (or the election its heal
-// caused) left the majority without a leader for long enough to put sessions at risk: the session
-// keeper counts a session lost one TTL after its last successful renewal whatever the servers
-// answer, so an election slower than the time left costs sessions that Consul may have kept
-// (lock/README.md, "Safety": a false loss, never an overlap). Anything else (a timeout of the
-// harness itself, a crash, exit 3 elsewhere) is unexpected.
+// off from the majority of the servers (then the heal counts from `cut_back`, when later: with
+// client agents, a cut node reaches the servers through its own agent, which drops the servers
+// serf called failed and gets them back only when serf sees them again), or anywhere when the fault
+// (or the election its heal caused) left the majority without a leader for long enough to put
+// sessions at risk: the session keeper counts a session lost one TTL after its last successful
+// renewal whatever the servers answer, so an election slower than the time left costs sessions that
+// Consul may have kept (lock/README.md, "Safety": a false loss, never an overlap). Anything else (a
+// timeout of the harness itself, a crash, exit 3 elsewhere) is unexpected.
 //
 // Thread safety: plain values and pure functions.
 #ifndef INTEGRATION_PARTITION_PARTITION_CHECKS_H_
@@ -50,7 +52,12 @@ struct FaultRecord {
   std::string name;
   absl::Time began{};
   absl::Time healed{};
-  std::set<int> cut{};       // nodes cut off from the majority of the servers
+  // Nodes cut off from the majority of the servers: their network cut, or (client agents) the
+  // agent they talk to cut off, or down.
+  std::set<int> cut{};
+  // When every cut node could reach the servers again (with client agents: its agent back in
+  // serf), if later than `healed`.
+  absl::Time cut_back{};
   std::string holder_tag{};  // the section of a cut node running when it began, or ""
   // How long the majority of the servers had no leader (the fault took it away), or zero.
   absl::Duration leaderless{};

@@ -137,5 +137,29 @@ TEST(PartitionChecksTest, OnlyRunsTheFaultExplainsMayFail) {
   EXPECT_THAT(unexpected[0], HasSubstr("n1e2f20"));
 }
 
+TEST(PartitionChecksTest, ACutNodeMayFailUntilItsAgentIsBack) {
+  // Client agents: the cut node's agent rejoined serf 15 s after the heal; until then (and a
+  // grace after) its runs may fail, the other nodes' may not.
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  FaultRecord fault{.name = "f",
+                    .began = t0,
+                    .healed = t0 + absl::Seconds(10),
+                    .cut = {1},
+                    .cut_back = t0 + absl::Seconds(25)};
+  auto run = [&](int node, int from_s) {
+    return Iteration{.tag = absl::StrCat("n", node, "f", from_s),
+                     .node = node,
+                     .exit_code = 2,
+                     .began = t0 + absl::Seconds(from_s),
+                     .ended = t0 + absl::Seconds(from_s + 1),
+                     .err = ""};
+  };
+  const std::vector<std::string> unexpected =
+      UnexpectedFailures({run(1, 20), run(1, 28), run(1, 30), run(2, 20)}, fault, absl::Seconds(4));
+  ASSERT_THAT(unexpected, SizeIs(2));
+  EXPECT_THAT(unexpected[0], HasSubstr("n1f30"));
+  EXPECT_THAT(unexpected[1], HasSubstr("n2f20"));
+}
+
 }  // namespace
 }  // namespace registry::partition

@@ -12,6 +12,15 @@
 // Every instance uses session TTL 3 s and lock-delay 3 s (kTtl, kLockDelay), request timeout
 // 4 s, connect timeout 500 ms.
 //
+// Two topologies (Topology): in kServers (PartitionTest) the instances talk to the three servers
+// (`server-lists` names them all) and their sessions belong to the plugin's own catalog node
+// (`sessionNode` default); in kClientAgents (ClientAgentPartitionTest) every instance node (c0..c3,
+// app) also runs a Consul client agent (lab_client_agents.h) and the instances talk to it alone
+// (`server-lists: 127.0.0.1:8500`, `sessionNode: ""`: their sessions belong to the agent's node,
+// as those of Consul's own tools do). A fault that cuts an instance node cuts its agent with it;
+// after the heal such a node reaches the servers again only once its agent is back in serf
+// (FaultRecord::cut_back).
+//
 // SetUp starts it all and waits until the lock has changed hands a few times. A test then
 // injects its fault, records it in a FaultRecord and calls HealAndCheck(), which heals, waits
 // for the cluster to be whole and for every lock node to succeed again, stops the workers and
@@ -24,6 +33,8 @@
 //   - every failed `registryctl lock` run was one the fault explains, the app saw LOST only if
 //     it was cut off or sessions were at risk (partition_checks.h: a slow election, during the
 //     fault or caused by its heal), and every ephemeral process is still running.
+// The faults themselves are the fixture's Fault* methods (partition_faults.cc), so that each
+// topology runs the same ones.
 //
 // Thread safety: gtest's: one test thread.
 #ifndef INTEGRATION_PARTITION_PARTITION_FIXTURE_H_
@@ -40,6 +51,7 @@
 #include "gtest/gtest.h"
 #include "integration/partition/app_instance.h"
 #include "integration/partition/fenced_counter.h"
+#include "integration/partition/lab_client_agents.h"
 #include "integration/partition/lab_consul.h"
 #include "integration/partition/lock_workers.h"
 #include "integration/partition/network_lab.h"
@@ -55,8 +67,23 @@ inline constexpr absl::Duration kRequestTimeout = absl::Seconds(4);
 // lock-delay after that.
 inline constexpr absl::Duration kTakeOver = absl::Seconds(2 * 3 + 3);  // 2 x kTtl + kLockDelay
 
+// Where the instances send their requests (see above).
+enum class Topology { kServers, kClientAgents };
+
+// Time for the cluster, the locks and the instances to come back once healed. A server that
+// was cut off usually rejoins within 4 s; one cut off long enough for autopilot to remove it
+// comes back with serf's reconnect, 30 to 45 s after the heal.
+inline constexpr absl::Duration kRecovery = absl::Seconds(90);
+// The pace of every bounded wait.
+inline constexpr absl::Duration kPoll = absl::Milliseconds(50);
+
+// "1234 ms", for the figures.
+std::string Ms(absl::Duration d);
+
 class PartitionTest : public ::testing::Test {
  protected:
+  explicit PartitionTest(Topology topology = Topology::kServers) : topology_(topology) {}
+
   // Lab nodes.
   static constexpr int kServers[] = {0, 1, 2};
   static constexpr int kWorkers[] = {3, 4, 5, 6};
@@ -81,31 +108,64 @@ class PartitionTest : public ::testing::Test {
     Handover handover;  // of fault.holder_tag, when set
     std::vector<FencedAttempt> fenced;
   };
-  // Heals every fault (fault.healed is set here) and checks; see above.
+  // Heals every fault (fault.healed is set here unless the test set it) and checks; see above.
   Outcome HealAndCheck(FaultRecord& fault);
+
+  // The faults (partition_faults.cc), each injected, held, healed and checked.
+  void FaultLeaderCutOffFromItsFollowers();
+  void FaultLockHolderIsolatedPastTheTakeOver();
+  void FaultSplitOfTheLeaderAndHalfTheClients();
+  void FaultMinoritySplitOfTheHolderWithOneFollower();
+  void FaultPacketLossOnTheLeader();
+  // kClientAgents only: the agent of the lock holder's node killed past the take-over, then
+  // restarted on its data dir.
+  void FaultClientAgentOfTheHolderKilled();
+
+  // kClientAgents, for a fault that cuts a Consul server off from the majority side's
+  // instances: counts every instance node as cut (see partition_faults.cc), waits (bounded)
+  // until a section of a node other than `other_than` (-1: any) starts, and returns how long
+  // after the fault began that was, plus a second. Zero in kServers.
+  absl::Duration CutEveryAgentUntilTheLockMovesOn(int other_than, FaultRecord& fault);
+
+  const Topology topology_;
 
   std::unique_ptr<NetworkLab> lab_;
   std::unique_ptr<NamespaceThread> probe_;  // in kObserver
   std::unique_ptr<LabConsul> consul_;
+  std::unique_ptr<LabClientAgents> agents_;                           // kClientAgents only
   std::vector<std::unique_ptr<integration::Subprocess>> ephemerals_;  // one per worker node
   std::unique_ptr<AppInstance> app_;
   // Node -> its fenced writer (every worker node and the app's).
   std::map<int, std::unique_ptr<FencedWriter>> fenced_;
   std::unique_ptr<LockWorkers> workers_;
-  std::string config_;  // the registry YAML of every registryctl
+  std::string config_;           // the registry YAML of every instance's registryctl
+  std::string observer_config_;  // the same, naming the servers: for the observer's registryctl
 
- private:
-  // `registryctl --config=... ARGS` in the observer's namespace; its stdout, or the failure.
-  absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args);
   // Repository key -> value under `prefix`, read with ?consistent; with `held`, only keys
   // bound to a session.
   absl::StatusOr<std::map<std::string, std::string>> ConsistentRead(const std::string& prefix,
                                                                     bool held = false);
+
+ private:
+  // The instances' `server-lists`.
+  std::string InstanceServers() const;
+  // Writes config_ and observer_config_.
+  void WriteConfigs();
+  // `registryctl --config=... ARGS` in the observer's namespace; its stdout, or the failure.
+  absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args);
   // Stops the fenced writers and checks their counter; returns their attempts.
   std::vector<FencedAttempt> CheckFencedCounter();
   void CheckEphemeralKeysBack();
   void CheckWatchConverged();
   void CheckInstances(const FaultRecord& fault);
+  // kClientAgents: waits until the agent of every cut node is back in serf; sets fault.cut_back.
+  void AwaitCutAgentsBack(FaultRecord& fault);
+};
+
+// The same fixture in the client-agent topology.
+class ClientAgentPartitionTest : public PartitionTest {
+ protected:
+  ClientAgentPartitionTest() : PartitionTest(Topology::kClientAgents) {}
 };
 
 }  // namespace registry::partition
