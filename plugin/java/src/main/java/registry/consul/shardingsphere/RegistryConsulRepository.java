@@ -33,8 +33,11 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.holder.Distributed
  * {@link NativeStatusException}. Thread-safe.
  */
 public final class RegistryConsulRepository implements ClusterPersistRepository {
-  /** How long {@link #close} waits for the session to end and the threads to stop. */
-  static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+  /**
+   * How long {@link #close} waits for the session to end and the threads to stop: this system
+   * property, in milliseconds, else 10 s.
+   */
+  static final String CLOSE_WAIT_PROPERTY = "registry.consul.shardingsphere.closeWaitMillis";
 
   private final Map<String, List<Long>> watchIdsByKey = new ConcurrentHashMap<>();
   private final LockSource lockSource = new LockSource();
@@ -193,7 +196,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   public void close() {
     NativeHandle h = handle;
     if (h != null) {
-      h.close(CLOSE_WAIT);
+      h.close(Duration.ofMillis(Long.getLong(CLOSE_WAIT_PROPERTY, 10_000L)));
     }
     watchIdsByKey.clear();
   }

@@ -1,6 +1,7 @@
 package registry.consul.shardingsphere.test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.Method;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class WatchContractTest {
   private static final Duration EVENT_WAIT = Duration.ofSeconds(10);
+  private static final String CLOSE_WAIT_PROPERTY = "registry.consul.shardingsphere.closeWaitMillis";
 
   private static ClusterPersistRepository repository;
 
@@ -185,6 +187,43 @@ class WatchContractTest {
     assertEvent(Type.ADDED, "/cycles/3", "after", events.next(EVENT_WAIT));
     repository.removeDataListener("/cycles/3");
     TestServer.awaitThreadsAtMost(baseline, Duration.ofSeconds(10));
+  }
+
+  @Test
+  void closeReturnsWithinItsBoundWhileAListenerNeverReturns() throws Exception {
+    ClusterPersistRepository stuck =
+        TestServer.open(TestServer.newNamespace(WatchContractTest.class), 3);
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    stuck.watch("/stuck", event -> {
+      entered.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    stuck.persist("/stuck/a", "1");
+    assertTrue(entered.await(EVENT_WAIT.toMillis(), TimeUnit.MILLISECONDS), "no event");
+    String previous = System.setProperty(CLOSE_WAIT_PROPERTY, "500");
+    try {
+      long start = System.nanoTime();
+      stuck.close();
+      long tookMillis = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(tookMillis >= 450 && tookMillis < 5000, "close took " + tookMillis + " ms");
+      assertThrows(IllegalStateException.class, () -> stuck.query("/stuck/a"));
+    } finally {
+      restore(CLOSE_WAIT_PROPERTY, previous);
+      release.countDown(); // the closer thread then finishes
+    }
+  }
+
+  private static void restore(String property, String previous) {
+    if (previous == null) {
+      System.clearProperty(property);
+    } else {
+      System.setProperty(property, previous);
+    }
   }
 
   // The glue's count of its per-watch JNI global references (package-private in the bridge).
