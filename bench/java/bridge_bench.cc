@@ -43,6 +43,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/common/bench_check.h"
 #include "bench/common/bench_server.h"
 #include "gflags/gflags.h"
 #include "integration/testing/dev_control.h"
@@ -65,21 +66,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC, as the JVM's System.nanoTime
-
-[[noreturn]] void Die(const absl::Status& status) {
-  std::fprintf(stderr, "bridge_bench: %s\n", status.ToString().c_str());
-  std::exit(1);
-}
-
-void Check(const absl::Status& status) {
-  if (!status.ok()) Die(status);
-}
-
-template <typename T>
-T Check(absl::StatusOr<T> value) {
-  if (!value.ok()) Die(value.status());
-  return *std::move(value);
-}
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())

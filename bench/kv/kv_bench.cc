@@ -40,6 +40,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/monotonic.h"
+#include "bench/common/bench_check.h"
 #include "bench/common/bench_server.h"
 #include "bench/kv/raw_kv_client.h"
 #include "gflags/gflags.h"
@@ -61,21 +62,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using Entries = std::vector<std::pair<std::string, std::string>>;
-
-[[noreturn]] void Die(const absl::Status& status) {
-  std::fprintf(stderr, "kv_bench: %s\n", status.ToString().c_str());
-  std::exit(1);
-}
-
-void Check(const absl::Status& status) {
-  if (!status.ok()) Die(status);
-}
-
-template <typename T>
-T Check(absl::StatusOr<T> value) {
-  if (!value.ok()) Die(value.status());
-  return *std::move(value);
-}
 
 // One figure: its rate in each round and, on the dev server, the requests that made it.
 struct Figure {

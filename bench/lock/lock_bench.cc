@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/common/bench_check.h"
 #include "bench/common/bench_server.h"
 #include "consul/client.h"
 #include "gflags/gflags.h"
@@ -42,6 +43,8 @@ DEFINE_string(server, "dev", "dev, consul (a real consul agent -dev) or HOST:POR
 namespace registry::lock {
 namespace {
 
+using ::registry::bench::Check;
+
 double Millis(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
 nlohmann::json Percentiles(std::vector<absl::Duration> samples) {
@@ -54,21 +57,6 @@ nlohmann::json Percentiles(std::vector<absl::Duration> samples) {
           {"p99_ms", at(0.99)},
           {"max_ms", Millis(samples.back())},
           {"samples", samples.size()}};
-}
-
-[[noreturn]] void Die(const absl::Status& status) {
-  std::fprintf(stderr, "lock_bench: %s\n", status.ToString().c_str());
-  std::exit(1);
-}
-
-template <typename T>
-T Check(absl::StatusOr<T> value) {
-  if (!value.ok()) Die(value.status());
-  return *std::move(value);
-}
-
-void Check(const absl::Status& status) {
-  if (!status.ok()) Die(status);
 }
 
 ConsulRepositoryOptions Options(const bench::BenchServer& server) {
