@@ -60,7 +60,13 @@ class RegistryctlWatchLockTest : public ServerProcessTest {
     absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(Ctl(args));
     EXPECT_TRUE(process.ok()) << process.status();
     if (!process.ok()) return nullptr;
-    std::optional<std::string> line = (*process)->ReadErrLine(absl::Now() + kWait);
+    // The connection listener is registered before the "watching" line is printed, and the
+    // instance session may connect at any time, so its state line can come first.
+    const absl::Time deadline = absl::Now() + kWait;
+    std::optional<std::string> line = (*process)->ReadErrLine(deadline);
+    while (line.has_value() && absl::StartsWith(*line, "registryctl: connection ")) {
+      line = (*process)->ReadErrLine(deadline);
+    }
     EXPECT_TRUE(line.has_value() && absl::StartsWith(*line, "registryctl: watching "))
         << "stderr: " << (*process)->err();
     return std::move(*process);
