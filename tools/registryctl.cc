@@ -2,11 +2,14 @@
 //
 // registryctl: a command-line host of the registry plugin. The repository comes only through
 // the plugin SPI (plugin/loader.h + plugin/plugin_client.h); conf/ is used only to learn which
-// `type:` a --config file asks for. See --help.
+// `type:` a --config file asks for and which props it leaves to Consul's environment variables
+// (tools/ctl_env.h). See --help.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,16 +26,23 @@
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
 #include "tools/ctl_commands.h"
+#include "tools/ctl_env.h"
 #include "tools/signal_pipe.h"
 
 DEFINE_string(config, "",
               "registry YAML file (a `mode:` or `repository:` block); its `type:` selects the "
               "plugin. Must be complete on its own: the flags below replace its values");
 DEFINE_string(servers, "127.0.0.1:8500",
-              "comma-separated HOST:PORT list (props `server-lists`); overrides --config");
+              "comma-separated HOST:PORT list, each optionally http:// or https:// (props "
+              "`server-lists`); overrides --config and CONSUL_HTTP_ADDR");
 DEFINE_string(namespace, "registry",
               "namespace every key lives under (props `namespace`); overrides --config");
-DEFINE_string(token, "", "ACL token (props `token`); overrides --config");
+DEFINE_string(token, "",
+              "ACL token (props `token`); overrides --config and the environment. Every user of "
+              "the host can read a command line: prefer --token-file or CONSUL_HTTP_TOKEN_FILE");
+DEFINE_string(token_file, "",
+              "file holding the ACL token, surrounding whitespace trimmed (props `tokenFile`); "
+              "overrides --config and the environment; not with --token");
 DEFINE_string(plugin_dir, "",
               "directory searched for the plugin before <registryctl dir>/../lib and "
               "$REGISTRY_PLUGIN_PATH");
@@ -82,6 +92,7 @@ constexpr FlagSpec kFlags[] = {
     {"servers", "servers", "server-lists", true},
     {"namespace", "namespace", "namespace", true},
     {"token", "token", "token", false},
+    {"token-file", "token_file", "tokenFile", false},
     {"plugin-dir", "plugin_dir", nullptr, false},
     {"initial", "initial", nullptr, false, /*is_bool=*/true, "watch"},
     {"timeout-ms", "timeout_ms", nullptr, false, /*is_bool=*/false, "lock semaphore"},
@@ -146,7 +157,7 @@ void PrintHelp() {
   std::printf(
       "  --help\n      print this help\n"
       "  --version\n      print the version\n"
-      "\nWithout --config, --servers and --namespace fall back to the defaults shown.\n"
+      "%s"
       "\nExit status: 0 success; 1 negative answer (get/update/exists on an absent key, claim\n"
       "of a key already held, lock or permit not acquired within --timeout-ms); 2 error (bad\n"
       "usage, unreachable server, refused request, a semaphore's --limit other than its\n"
@@ -154,7 +165,8 @@ void PrintHelp() {
       "(CMD got SIGTERM). Otherwise `lock` and `semaphore` exit with CMD's status (128+N if CMD\n"
       "was killed by signal N, 126 if CMD could not be run, 127 if it was not found, 128+N if\n"
       "signal N interrupted the wait). ephemeral, claim and watch exit 0 after SIGINT/SIGTERM,\n"
-      "once their keys are removed or the watch stopped.\n");
+      "once their keys are removed or the watch stopped.\n",
+      EnvironmentHelp());
 }
 
 const FlagSpec* FindFlag(absl::string_view name) {
@@ -325,6 +337,9 @@ std::optional<int> ParseInvocation(int argc, char** argv, const Command** comman
         absl::StrCat("'", found.name, "' takes ", found.arguments, ": CMD is missing after '--'"));
   }
   if (std::optional<int> rc = CheckCommandFlags(found); rc.has_value()) return rc;
+  if (FlagIsSet("token") && FlagIsSet("token_file")) {
+    return UsageError("flags '--token' and '--token-file' cannot be combined: give the token once");
+  }
   return ReadCommandOptions(options);
 }
 
@@ -333,10 +348,13 @@ std::optional<int> ParseInvocation(int argc, char** argv, const Command** comman
 int OpenRepository(std::unique_ptr<plugin::PluginRepository>* repository) {
   std::string type = kDefaultType;
   const bool from_file = FlagIsSet("config");
-  if (from_file) {  // parsed again by the plugin; here only its `type:` matters
+  // Parsed again by the plugin; here its `type:` and what it leaves to the environment matter.
+  std::optional<conf::RegistryConfig> file_config;
+  if (from_file) {
     absl::StatusOr<conf::RegistryConfig> config = conf::LoadRegistryYamlFile(FLAGS_config);
     if (!config.ok()) return ReportError(stderr, "--config", config.status());
     type = config->repository_type;
+    file_config = *std::move(config);
   }
   std::vector<std::string> search_path;
   if (!FLAGS_plugin_dir.empty()) search_path.push_back(FLAGS_plugin_dir);
@@ -345,13 +363,25 @@ int OpenRepository(std::unique_ptr<plugin::PluginRepository>* repository) {
       plugin::LoadPluginForType(type, search_path);
   if (!library.ok()) return ReportError(stderr, "plugin", library.status());
 
-  // Flags override the file; without a file they (or their defaults) are the whole config.
-  plugin::PropList props;
+  // Flags, then the file, then Consul's environment variables, then the defaults (ctl_env.h).
+  PropSources sources;
+  sources.getenv = [](const char* name) -> const char* { return std::getenv(name); };
   for (const FlagSpec& flag : kFlags) {
     if (flag.prop == nullptr) continue;
-    if (FlagIsSet(flag.variable) || (!from_file && flag.default_is_prop)) {
-      props.emplace_back(flag.prop, FlagValue(flag.variable));
-    }
+    if (FlagIsSet(flag.variable)) sources.flags.emplace_back(flag.prop, FlagValue(flag.variable));
+    if (flag.default_is_prop) sources.defaults.emplace_back(flag.prop, FlagValue(flag.variable));
+  }
+  if (from_file && conf::IsConsulType(type)) {  // the environment is the Consul plugin's
+    sources.file = &*file_config;
+    absl::StatusOr<std::set<std::string>> keys = ConfigPropKeys(FLAGS_config);
+    if (!keys.ok()) return ReportError(stderr, "--config", keys.status());
+    sources.file_keys = *std::move(keys);
+  }
+  plugin::PropList props = sources.flags;
+  if (!from_file || conf::IsConsulType(type)) {
+    absl::StatusOr<plugin::PropList> resolved = ResolveProps(sources);
+    if (!resolved.ok()) return UsageError(std::string(resolved.status().message()));
+    props = *std::move(resolved);
   }
   absl::StatusOr<std::unique_ptr<plugin::PluginRepository>> created =
       from_file ? (*library)->CreateFromYamlFile(FLAGS_config, props)

@@ -43,16 +43,27 @@ class RegistryctlTest : public ServerProcessTest {
         absl::StrCat("ctl_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
 
-  // registryctl with --servers/--namespace of this test, then `args`.
+  // registryctl with --servers/--namespace of this test (and the token, through --token-file:
+  // never on a command line), then `args`.
   std::vector<std::string> Ctl(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {REGISTRYCTL_BIN, "--servers=" + server_address(),
                                      "--namespace=" + namespace_};
-    if (!token().empty()) argv.push_back("--token=" + token());
+    if (!token().empty()) argv.push_back("--token-file=" + TokenFile());
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
 
   RunResult RunCtl(const std::vector<std::string>& args) const { return RunProcess(Ctl(args)); }
+
+  // A file holding the suite's token, written once.
+  static const std::string& TokenFile() {
+    static const std::string* const kPath = [] {
+      auto* path = new std::string(absl::StrCat(ProcessTempDir(), "/registryctl.token"));
+      std::ofstream(*path) << token() << "\n";
+      return path;
+    }();
+    return *kPath;
+  }
 
   // Writes a registry YAML with a 1 s session TTL and returns its path.
   std::string WriteConfig(const std::string& ns) const {
@@ -184,10 +195,10 @@ TEST_F(RegistryctlTest, UsageErrorsExitTwoNamingTheBadArgument) {
 TEST_F(RegistryctlTest, HelpListsEveryCommandAndFlag) {
   RunResult help = RunProcess({REGISTRYCTL_BIN, "--help"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* word :
-       {"get KEY", "put KEY VALUE", "update KEY VALUE", "exists KEY", "ls KEY", "rm KEY",
-        "ephemeral KEY VALUE", "claim KEY VALUE", "stats", "--stats", "--json", "--config",
-        "--servers", "--namespace", "--token", "--plugin-dir", "127.0.0.1:8500", "Exit status"}) {
+  for (const char* word : {"get KEY", "put KEY VALUE", "update KEY VALUE", "exists KEY", "ls KEY",
+                           "rm KEY", "ephemeral KEY VALUE", "claim KEY VALUE", "stats", "--stats",
+                           "--json", "--config", "--servers", "--namespace", "--token",
+                           "--token-file", "--plugin-dir", "127.0.0.1:8500", "Exit status"}) {
     EXPECT_THAT(help.out, HasSubstr(word));
   }
 }

@@ -47,8 +47,8 @@ void RemoveTempDir() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
-    const std::vector<std::string>& argv) {
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const std::vector<std::string>& argv,
+                                                              const std::vector<std::string>* env) {
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
@@ -64,8 +64,14 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (env != nullptr) {
+    for (const std::string& entry : *env) envp.push_back(const_cast<char*>(entry.c_str()));
+    envp.push_back(nullptr);
+  }
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(),
+                             env != nullptr ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -179,10 +185,11 @@ const std::string& ProcessTempDir() {
   return *dir;
 }
 
-RunResult RunProcess(const std::vector<std::string>& argv, absl::Duration timeout) {
+RunResult RunProcess(const std::vector<std::string>& argv, absl::Duration timeout,
+                     const std::vector<std::string>* env) {
   RunResult result;
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv);
+  absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv, env);
   if (!process.ok()) {
     result.err = std::string(process.status().message());
     return result;

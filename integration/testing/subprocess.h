@@ -22,8 +22,10 @@ namespace registry::integration {
 
 class Subprocess {
  public:
-  // Starts argv[0] (a path) with `argv`. Errors: Internal naming the binary.
-  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(const std::vector<std::string>& argv);
+  // Starts argv[0] (a path) with `argv`, and with `env` ("NAME=value" entries) as its whole
+  // environment, or this process's when null. Errors: Internal naming the binary.
+  static absl::StatusOr<std::unique_ptr<Subprocess>> Start(
+      const std::vector<std::string>& argv, const std::vector<std::string>* env = nullptr);
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
@@ -80,9 +82,10 @@ struct RunResult {
 // REGISTRY_KEEP_TEST_FILES=1 to keep it (its path is then printed on stderr).
 const std::string& ProcessTempDir();
 
-// Runs `argv` to completion (at most `timeout`) and returns what it printed.
+// Runs `argv` to completion (at most `timeout`) and returns what it printed; `env` as Start's.
 RunResult RunProcess(const std::vector<std::string>& argv,
-                     absl::Duration timeout = absl::Seconds(20));
+                     absl::Duration timeout = absl::Seconds(20),
+                     const std::vector<std::string>* env = nullptr);
 
 }  // namespace registry::integration
 
