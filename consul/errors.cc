@@ -109,6 +109,16 @@ std::optional<bool> ReachabilityOf(const absl::Status& status) {
   return std::nullopt;
 }
 
+bool IsTransient(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsInternal(status) ||
+         absl::IsDeadlineExceeded(status) || absl::IsDataLoss(status);
+}
+
+bool IsInvalidSession(const absl::Status& status) {
+  // Only that answer is a FailedPrecondition with a 5xx (CodeFor).
+  return absl::IsFailedPrecondition(status) && HttpStatusOf(status) == 500;
+}
+
 absl::Status MalformedResponse(const HttpRequest& request, absl::string_view detail) {
   return absl::DataLossError(absl::StrCat(RequestLabel(request), ": malformed response: ", detail));
 }

@@ -53,6 +53,17 @@ absl::Status MalformedResponse(const HttpRequest& request, absl::string_view det
 // The HTTP status carried by a status made by ErrorFromResponse(), if any.
 std::optional<int> HttpStatusOf(const absl::Status& status);
 
+// Failures that another attempt may cure, on this server or another: no server answered or none
+// had a leader (Unavailable), a server error (Internal), a request cut by its timeout
+// (DeadlineExceeded), a malformed answer (DataLoss). Not a refusal (4xx), an invalid session or
+// a cancellation.
+bool IsTransient(const absl::Status& status);
+
+// Consul's 500 'Invalid session "<id>"' to a KV write or acquire (FailedPrecondition above): the
+// session expired or was destroyed. (In a transaction the same reason comes as a rolled-back
+// operation: consul/txn.h.)
+bool IsInvalidSession(const absl::Status& status);
+
 // What a call's outcome says of the store: true when a server with a leader answered (OK, or an
 // answer such as 404 or 403), false when no server answered in time or none had a leader
 // (Unavailable), nullopt when it says nothing (cancelled, cut by the caller's deadline, a 5xx

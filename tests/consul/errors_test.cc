@@ -114,6 +114,51 @@ TEST(HttpStatusOfTest, IsEmptyForStatusesWithoutAnHttpAnswer) {
   EXPECT_EQ(HttpStatusOf(absl::UnavailableError("refused")), std::nullopt);
 }
 
+// What lock/ retries with back-off and watch/ reports as a failing server: answers of Consul
+// 1.8.7 during an election, a server error, a request cut by its timeout, a malformed body.
+TEST(IsTransientTest, NoAnswerAServerErrorATimeoutOrAMalformedAnswerMayBeCuredByRetrying) {
+  EXPECT_TRUE(IsTransient(ErrorFromResponse(PutA(), Response(500, "No cluster leader"))));
+  EXPECT_TRUE(IsTransient(
+      ErrorFromResponse(PutA(), Response(500, "rpc error making call: stream closed"))));
+  EXPECT_TRUE(IsTransient(ErrorFromResponse(PutA(), Response(500, "raft apply: timed out"))));
+  EXPECT_TRUE(IsTransient(ErrorFromResponse(PutA(), Response(503, "busy"))));
+  EXPECT_TRUE(IsTransient(ErrorFromResponse(PutA(), Response(429, "Too Many Requests"))));
+  EXPECT_TRUE(IsTransient(ConnectionError("connection refused")));
+  EXPECT_TRUE(IsTransient(absl::DeadlineExceededError("request timeout")));
+  EXPECT_TRUE(IsTransient(MalformedResponse(PutA(), "not JSON")));
+}
+
+TEST(IsTransientTest, RefusalsTheSessionsEndAndCancellationAreNot) {
+  EXPECT_FALSE(IsTransient(absl::OkStatus()));
+  EXPECT_FALSE(IsTransient(ErrorFromResponse(PutA(), Response(403, "Permission denied"))));
+  EXPECT_FALSE(IsTransient(ErrorFromResponse(PutA(), Response(403, "ACL not found"))));
+  EXPECT_FALSE(IsTransient(ErrorFromResponse(PutA(), Response(404, ""))));
+  EXPECT_FALSE(IsTransient(ErrorFromResponse(PutA(), Response(400, "Missing key name"))));
+  EXPECT_FALSE(IsTransient(
+      ErrorFromResponse(PutA(), Response(413, "Request body too large, max size: 524288 bytes"))));
+  EXPECT_FALSE(IsTransient(
+      ErrorFromResponse(PutA(), Response(500, "invalid session \"6a1f0c2e-5d1b-4a4e\""))));
+  EXPECT_FALSE(IsTransient(absl::CancelledError("closed")));
+}
+
+TEST(IsInvalidSessionTest, IsConsulsAnswerToAWriteBoundToAnUnknownSession) {
+  // Consul 1.8.7's answer to PUT /v1/kv/a?acquire=<a destroyed session>.
+  EXPECT_TRUE(IsInvalidSession(ErrorFromResponse(
+      PutA(), Response(500, "invalid session \"6a1f0c2e-5d1b-4a4e-9d61-0c1b0bd0a1a2\""))));
+  EXPECT_TRUE(IsInvalidSession(ErrorFromResponse(PutA(), Response(500, "Invalid session \"s1\""))));
+}
+
+TEST(IsInvalidSessionTest, OtherAnswersAreNot) {
+  // A bad TTL is a plain bad request that Consul answers with 500.
+  EXPECT_FALSE(IsInvalidSession(ErrorFromResponse(
+      PutA(), Response(500, "Invalid Session TTL '500000000', must be between [10s=24h0m0s]"))));
+  EXPECT_FALSE(
+      IsInvalidSession(ErrorFromResponse(PutA(), Response(405, "method DELETE not allowed"))));
+  EXPECT_FALSE(IsInvalidSession(ErrorFromResponse(PutA(), Response(404, ""))));
+  EXPECT_FALSE(IsInvalidSession(absl::FailedPreconditionError("invalid session \"s1\"")));
+  EXPECT_FALSE(IsInvalidSession(absl::OkStatus()));
+}
+
 TEST(ReachabilityOfTest, AnAnswerEvenAnErrorMeansReachableAndOnlyUnavailableMeansNot) {
   EXPECT_THAT(ReachabilityOf(absl::OkStatus()), Optional(true));
   EXPECT_THAT(ReachabilityOf(ErrorFromResponse(PutA(), Response(403, "Permission denied"))),
