@@ -94,10 +94,46 @@ absl::Status ParseErrors(const nlohmann::json& body, TxnResult* result) {
     error.op_index = static_cast<size_t>(op_index);
     ASSIGN_OR_RETURN(std::optional<std::string> text, OptionalString(item, "What", what));
     error.what = text.value_or("");
+    error.failure = TxnFailureOfReason(error.what);
     result->errors.push_back(std::move(error));
   }
   return absl::OkStatus();
 }
+
+// `text` with every Go-quoted string (a key, a session id) emptied to "", so that only Consul's
+// own words are read; `text` itself if a quote is not closed.
+std::string WithoutQuotedStrings(absl::string_view text) {
+  std::string out;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!quoted) {
+      out.push_back(c);
+      quoted = c == '"';
+    } else if (c == '\\') {
+      ++i;  // an escaped character, '"' included
+    } else if (c == '"') {
+      out.push_back(c);
+      quoted = false;
+    }
+  }
+  return quoted ? std::string(text) : out;
+}
+
+// BuildTxnRequest's refusal of more than kMaxTxnOps operations, between their count and the limit.
+constexpr absl::string_view kTooManyOpsRefusal = " operations exceed the limit of ";
+
+// Consul's reasons for a failed condition (state/txn.go, state/kvs.go), lower case.
+constexpr absl::string_view kCheckFailedReasons[] = {
+    "index check",      // failed index check for key "k", current modify index 5 != 4
+    "check index",      // failed to check index, key "k" doesn't exist
+    "session check",    // failed session check for key "k", current session "" != "s"
+    "check session",    // failed to check session, key "k" doesn't exist
+    "index is stale",   // failed to set (delete) key "k", index is stale
+    "doesn't exist",    // key "k" doesn't exist
+    "exists",           // key "k" exists
+    "lock isn't held",  // failed to unlock key "k", lock isn't held, or is held by another session
+};
 
 }  // namespace
 
@@ -196,7 +232,7 @@ absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
   if (ops.empty()) return absl::InvalidArgumentError("consul txn: no operations");
   if (ops.size() > kMaxTxnOps) {
     return absl::InvalidArgumentError(
-        absl::StrCat("consul txn: ", ops.size(), " operations exceed the limit of ", kMaxTxnOps));
+        absl::StrCat("consul txn: ", ops.size(), kTooManyOpsRefusal, kMaxTxnOps));
   }
   nlohmann::json body = nlohmann::json::array();
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -230,7 +266,7 @@ absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
   shape = result.committed ? ParseResults(body, &result) : ParseErrors(body, &result);
   if (!shape.ok()) return MalformedResponse(request, shape.message());
   // A rollback for lack of an ACL right is an authorization failure, not a conflict to inspect.
-  if (!result.committed && TxnErrorSays(result, "permission denied")) {
+  if (result.FailedWith(TxnFailure::kPermissionDenied)) {
     return ErrorFromResponse(request, response);
   }
   if (response.FindHeader("X-Consul-Index") != nullptr) {
@@ -239,11 +275,37 @@ absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,
   return result;
 }
 
-bool TxnErrorSays(const TxnResult& result, absl::string_view words) {
-  for (const TxnError& error : result.errors) {
-    if (absl::StrContains(absl::AsciiStrToLower(error.what), words)) return true;
+bool TxnResult::FailedWith(TxnFailure failure) const {
+  for (const TxnError& error : errors) {
+    if (error.failure == failure) return true;
   }
   return false;
+}
+
+TxnFailure TxnFailureOfReason(absl::string_view what) {
+  const std::string reason = absl::AsciiStrToLower(WithoutQuotedStrings(what));
+  // In this order: the most telling first.
+  if (absl::StrContains(reason, "permission denied")) return TxnFailure::kPermissionDenied;
+  if (absl::StrContains(reason, "invalid session")) return TxnFailure::kInvalidSession;
+  if (absl::StrContains(reason, "lock delay")) return TxnFailure::kLockDelay;
+  if (absl::StrContains(reason, "already held")) return TxnFailure::kAlreadyHeld;
+  for (absl::string_view check : kCheckFailedReasons) {
+    if (absl::StrContains(reason, check)) return TxnFailure::kCheckFailed;
+  }
+  return TxnFailure::kOther;
+}
+
+TxnFailure TxnFailureOf(const absl::Status& status) {
+  if (status.ok()) return TxnFailure::kNone;
+  if (absl::IsPermissionDenied(status)) return TxnFailure::kPermissionDenied;
+  if (IsInvalidSession(status)) return TxnFailure::kInvalidSession;
+  const std::string message = absl::AsciiStrToLower(status.message());
+  if (absl::IsInvalidArgument(status) &&
+      (absl::StrContains(message, "too many operations") ||  // the server's 413
+       absl::StrContains(message, kTooManyOpsRefusal))) {
+    return TxnFailure::kTooManyOperations;
+  }
+  return TxnFailure::kOther;
 }
 
 }  // namespace registry::consul

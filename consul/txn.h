@@ -73,9 +73,37 @@ struct TxnOp {
   static TxnOp DeleteCas(std::string key, uint64_t index);
 };
 
+// Why Consul refused a transaction or one of its operations. Decided here, from Consul's reasons
+// (TxnFailureOfReason, TxnFailureOf), so that no caller matches Consul's texts.
+enum class TxnFailure {
+  kNone,  // not refused: committed, or an OK status
+  // A lock names a session Consul does not know (it expired or was destroyed):
+  // 'invalid session "<id>"'.
+  kInvalidSession,
+  // A lock of a key still under the lock-delay of the session that held it last:
+  // 'failed to lock key "<key>" due to lock delay'. Consul looks for lock-delays before applying
+  // anything, so a transaction refused for one says nothing about its other operations.
+  kLockDelay,
+  // A lock of a key another session holds: 'failed to lock key "<key>", lock is already held'.
+  kAlreadyHeld,
+  // A condition did not hold: check-index, check-session, check-not-exists, cas, delete-cas, get
+  // of an absent key, unlock of a key the session does not hold ('failed index check for key
+  // ...', 'key "<key>" exists', 'failed to set key "<key>", index is stale', ...).
+  kCheckFailed,
+  // More operations than the server accepts (64 before Consul 1.14): the server's 413
+  // 'Transaction contains too many operations (65 > 64)', or the client's own refusal. Only an
+  // error status says so, never a rolled-back operation.
+  kTooManyOperations,
+  // The token lacks an ACL right: 'Permission denied'. ParseTxnResponse returns such a rollback
+  // as a PermissionDenied status, never as a result.
+  kPermissionDenied,
+  kOther,  // any other reason
+};
+
 struct TxnError {
-  size_t op_index = 0;  // position of the failed op in the request
-  std::string what;     // Consul's reason
+  size_t op_index = 0;                      // position of the failed op in the request
+  TxnFailure failure = TxnFailure::kOther;  // what `what` says (TxnFailureOfReason)
+  std::string what;                         // Consul's reason, for messages
 };
 
 struct TxnResult {
@@ -90,11 +118,18 @@ struct TxnResult {
   // Present only if the server sent X-Consul-Index. Consul sends none for transactions, so
   // do not rely on it.
   std::optional<QueryMeta> meta;
+
+  // True if any operation was refused for `failure` (never when committed).
+  bool FailedWith(TxnFailure failure) const;
 };
 
-// True if the reason of any failed op of `result` contains `words` (given in lower case; the
-// reasons are compared case-insensitively), e.g. "invalid session", "lock delay".
-bool TxnErrorSays(const TxnResult& result, absl::string_view words);
+// What Consul's reason for refusing an operation (TxnError::what) says; never kNone. Reasons are
+// compared case-insensitively, and the keys and session ids they quote are not read.
+TxnFailure TxnFailureOfReason(absl::string_view what);
+
+// What an error of ParseTxnResponse (or Client::Txn) says of the transaction: kPermissionDenied,
+// kTooManyOperations, kInvalidSession (IsInvalidSession in errors.h) or kOther; kNone for OK.
+TxnFailure TxnFailureOf(const absl::Status& status);
 
 // True when applying `ops` twice leaves the store as applying them once, and answers as a later
 // first apply would: only set, lock, get, get-or-empty, get-tree, delete and delete-tree. (A lock

@@ -18,15 +18,6 @@ constexpr absl::Duration kFirstBackoff = absl::Milliseconds(50);
 
 }  // namespace
 
-bool IsTransient(const absl::Status& status) {
-  return absl::IsUnavailable(status) || absl::IsInternal(status) ||
-         absl::IsDeadlineExceeded(status) || absl::IsDataLoss(status);
-}
-
-bool IsInvalidSession(const absl::Status& status) {
-  return absl::IsFailedPrecondition(status) && consul::HttpStatusOf(status) == 500;
-}
-
 absl::Duration BlockingWait(absl::Duration remaining, absl::Duration configured) {
   if (remaining == absl::InfiniteDuration()) return configured;
   return std::min(configured, remaining * 16 / 17);
@@ -68,8 +59,8 @@ absl::Status ReleaseWithRetries(LockCore& core, absl::FunctionRef<absl::StatusOr
       continue;
     }
     const absl::Status& error = done.status();
-    if (IsInvalidSession(error) || absl::IsCancelled(error)) return absl::OkStatus();
-    if (!IsTransient(error)) return prefixed(error);
+    if (consul::IsInvalidSession(error) || absl::IsCancelled(error)) return absl::OkStatus();
+    if (!consul::IsTransient(error)) return prefixed(error);
     if (absl::Status give_up = unreachable.Failure(error, attempt_started); !give_up.ok()) {
       return prefixed(give_up);
     }
@@ -130,9 +121,8 @@ absl::Time AcquireLoop::AttemptDeadline(absl::Time now) const {
 
 bool AcquireLoop::SessionRefused(const absl::StatusOr<consul::TxnResult>& result,
                                  const std::string& session) {
-  const bool refused = result.ok()
-                           ? !result->committed && consul::TxnErrorSays(*result, "invalid session")
-                           : IsInvalidSession(result.status());
+  const bool refused = result.ok() ? result->FailedWith(consul::TxnFailure::kInvalidSession)
+                                   : consul::IsInvalidSession(result.status());
   if (refused) core_.ReportSessionInvalid(session);
   return refused;
 }
@@ -167,7 +157,7 @@ std::optional<AcquireResult> AcquireLoop::RetryAfter(const absl::Status& error) 
     attempted_ = true;
     return std::nullopt;
   }
-  if (!IsTransient(error)) return AcquireResult(Prefixed(error));
+  if (!consul::IsTransient(error)) return AcquireResult(Prefixed(error));
   if (std::optional<AcquireResult> give_up = CountFailure(error); give_up.has_value()) {
     return give_up;
   }

@@ -31,12 +31,6 @@ namespace registry::lock {
 
 using AcquireResult = absl::StatusOr<std::optional<RemoteHold>>;
 
-// Failures that another attempt may cure: no server answered, a 5xx, a timeout.
-bool IsTransient(const absl::Status& status);
-
-// Consul's 500 'Invalid session "<id>"': the session is gone (consul/errors.h maps it so).
-bool IsInvalidSession(const absl::Status& status);
-
 // The server-side wait of a blocking read that must end by a deadline `remaining` away: Consul
 // answers up to wait/16 after the wait (jitter), so ask for 16/17 of the remaining time; the
 // caller asks again with what is left. Without a deadline, the configured wait.

@@ -131,7 +131,8 @@ std::optional<AcquireResult> RecordAcquisition::RunTake(const Take& take, const 
     }
   }
   if (required_delayed) return PauseUntil(absl::Now() + core().lock_retry());
-  if (consul::TxnErrorSays(*taken, "lock delay")) return std::nullopt;  // optional prunes only
+  if (taken->FailedWith(consul::TxnFailure::kLockDelay))
+    return std::nullopt;  // optional prunes only
   return AcquireResult(Prefixed(absl::AbortedError(
       absl::StrCat("the take was refused: ",
                    taken->errors.empty() ? "no reason given" : taken->errors[0].what))));

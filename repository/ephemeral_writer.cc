@@ -8,9 +8,8 @@
 namespace registry {
 namespace {
 
+using consul::TxnFailure;
 using consul::TxnOp;
-
-using consul::TxnErrorSays;
 
 bool FirstOpFailed(const consul::TxnResult& result) {
   for (const consul::TxnError& error : result.errors) {
@@ -50,15 +49,15 @@ absl::StatusOr<BindOutcome> AttemptCreateExclusive(consul::Client& client,
   ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
   if (result.committed) return BindOutcome::kBound;
   if (FirstOpFailed(result)) return BindOutcome::kExists;
-  if (TxnErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
-  if (TxnErrorSays(result, "lock delay")) {
+  if (result.FailedWith(TxnFailure::kInvalidSession)) return BindOutcome::kBadSession;
+  if (result.FailedWith(TxnFailure::kLockDelay)) {
     // A lock-delay check runs before the existence check, so it says nothing about existence:
     // an existing key is a definite "no" without waiting the delay out.
     ASSIGN_OR_RETURN(consul::KvGetResult current,
                      client.KvGet(key, consul::ConsistentRead(), canceller));
     return current.entry.has_value() ? BindOutcome::kExists : BindOutcome::kLockDelay;
   }
-  if (TxnErrorSays(result, "already held")) return BindOutcome::kExists;
+  if (result.FailedWith(TxnFailure::kAlreadyHeld)) return BindOutcome::kExists;
   return BindOutcome::kChanged;
 }
 
@@ -74,7 +73,7 @@ absl::StatusOr<BatchBindOutcome> AttemptCreateBatch(consul::Client& client,
   ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
   BatchBindOutcome outcome;
   if (result.committed) return outcome;
-  if (TxnErrorSays(result, "invalid session")) {
+  if (result.FailedWith(TxnFailure::kInvalidSession)) {
     outcome.outcome = BindOutcome::kBadSession;
     return outcome;
   }
@@ -84,7 +83,7 @@ absl::StatusOr<BatchBindOutcome> AttemptCreateBatch(consul::Client& client,
     }
   }
   // A lock-delay refusal of an absent key: the keys of one lost session share their delay.
-  outcome.outcome = outcome.existing.empty() && TxnErrorSays(result, "lock delay")
+  outcome.outcome = outcome.existing.empty() && result.FailedWith(TxnFailure::kLockDelay)
                         ? BindOutcome::kLockDelay
                     : outcome.existing.empty() ? BindOutcome::kChanged
                                                : BindOutcome::kExists;
@@ -114,8 +113,8 @@ absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindReques
     const TxnOp lock[] = {TxnOp::Lock(key, request.value, request.session)};
     ASSIGN_OR_RETURN(consul::TxnResult locked, client.Txn(lock, canceller));
     if (locked.committed) return BindOutcome::kBound;
-    if (TxnErrorSays(locked, "invalid session")) return BindOutcome::kBadSession;
-    if (TxnErrorSays(locked, "lock delay")) return BindOutcome::kLockDelay;
+    if (locked.FailedWith(TxnFailure::kInvalidSession)) return BindOutcome::kBadSession;
+    if (locked.FailedWith(TxnFailure::kLockDelay)) return BindOutcome::kLockDelay;
   }
   ASSIGN_OR_RETURN(consul::KvGetResult current,
                    client.KvGet(key, consul::ConsistentRead(), canceller));
@@ -136,8 +135,8 @@ absl::StatusOr<BindOutcome> AttemptBind(consul::Client& client, const BindReques
   ops.push_back(TxnOp::Lock(key, request.value, request.session));
   ASSIGN_OR_RETURN(consul::TxnResult result, client.Txn(ops, canceller));
   if (result.committed) return BindOutcome::kBound;
-  if (TxnErrorSays(result, "invalid session")) return BindOutcome::kBadSession;
-  if (TxnErrorSays(result, "lock delay")) return BindOutcome::kLockDelay;
+  if (result.FailedWith(TxnFailure::kInvalidSession)) return BindOutcome::kBadSession;
+  if (result.FailedWith(TxnFailure::kLockDelay)) return BindOutcome::kLockDelay;
   return BindOutcome::kChanged;
 }
 

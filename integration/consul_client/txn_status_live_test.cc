@@ -66,6 +66,7 @@ TEST_F(TxnLiveTest, FailingOperationRollsBackTheWholeTransactionAndNamesTheOp) {
   ASSERT_EQ(txn.errors.size(), 1u);
   EXPECT_EQ(txn.errors[0].op_index, 1u);
   EXPECT_TRUE(absl::StrContains(txn.errors[0].what, "t/config")) << txn.errors[0].what;
+  EXPECT_EQ(txn.errors[0].failure, TxnFailure::kCheckFailed) << txn.errors[0].what;
   EXPECT_FALSE(Lookup("t/new").has_value());
   EXPECT_TRUE(Lookup("t/keep").has_value());
   EXPECT_EQ(Lookup("t/config")->modify_index, config_index);
@@ -96,6 +97,7 @@ TEST_F(TxnLiveTest, LockAndCheckSessionFenceAWriteOnTheHolder) {
                                               TxnOp::Set("t/data", "rival")};
   ASSERT_OK_AND_ASSIGN(TxnResult refused, client().Txn(fenced_by_rival));
   EXPECT_FALSE(refused.committed);
+  EXPECT_TRUE(refused.FailedWith(TxnFailure::kCheckFailed));
   EXPECT_FALSE(Lookup("t/data").has_value());
 
   const std::vector<TxnOp> fenced_by_holder = {TxnOp::CheckSession("t/lock", holder),
@@ -147,6 +149,7 @@ TEST_F(TxnLiveTest, CasCheckNotExistsAndDeleteCasApplyOnlyOnTheExpectedState) {
   EXPECT_FALSE(refused.committed);
   ASSERT_EQ(refused.errors.size(), 1u);
   EXPECT_EQ(refused.errors[0].op_index, 0u);
+  EXPECT_EQ(refused.errors[0].failure, TxnFailure::kCheckFailed) << refused.errors[0].what;
 
   const std::vector<TxnOp> current = {TxnOp::DeleteCas("t/c", updated)};
   ASSERT_OK_AND_ASSIGN(TxnResult deleted, client().Txn(current));
@@ -154,11 +157,53 @@ TEST_F(TxnLiveTest, CasCheckNotExistsAndDeleteCasApplyOnlyOnTheExpectedState) {
   EXPECT_FALSE(Lookup("t/c").has_value());
 }
 
+// The refusals the repository and the locks act on, typed from the server's own reasons.
+TEST_F(TxnLiveTest, LockRefusalsAreTypedFromTheServersReasons) {
+  const std::string holder = NewSession(PlainSession("holder"));
+  const std::string rival = NewSession(PlainSession("rival"));
+  const std::vector<TxnOp> lock = {TxnOp::Lock("t/held", "v", holder)};
+  ASSERT_OK_AND_ASSIGN(TxnResult locked, client().Txn(lock));
+  ASSERT_TRUE(locked.committed);
+
+  const std::vector<TxnOp> taken = {TxnOp::Lock("t/held", "v", rival)};
+  ASSERT_OK_AND_ASSIGN(TxnResult held, client().Txn(taken));
+  ASSERT_EQ(held.errors.size(), 1u);
+  EXPECT_EQ(held.errors[0].failure, TxnFailure::kAlreadyHeld) << held.errors[0].what;
+
+  const std::vector<TxnOp> exists = {TxnOp::CheckNotExists("t/held")};
+  ASSERT_OK_AND_ASSIGN(TxnResult existing, client().Txn(exists));
+  ASSERT_EQ(existing.errors.size(), 1u);
+  EXPECT_EQ(existing.errors[0].failure, TxnFailure::kCheckFailed) << existing.errors[0].what;
+
+  ASSERT_OK(client().DestroySession(rival));
+  ASSERT_OK_AND_ASSIGN(TxnResult gone, client().Txn(taken));
+  ASSERT_EQ(gone.errors.size(), 1u);
+  EXPECT_EQ(gone.errors[0].failure, TxnFailure::kInvalidSession) << gone.errors[0].what;
+}
+
+TEST_F(TxnLiveTest, ALockOfAKeyUnderLockDelayIsTypedLockDelay) {
+  SessionCreateOptions delayed = PlainSession("delayed");
+  delayed.lock_delay = absl::Seconds(30);
+  const std::string first = NewSession(delayed);
+  const std::string second = NewSession(PlainSession("second"));
+  const std::vector<TxnOp> lock = {TxnOp::Lock("t/delayed", "v", first)};
+  ASSERT_OK_AND_ASSIGN(TxnResult locked, client().Txn(lock));
+  ASSERT_TRUE(locked.committed);
+  // Destroying the holder's session releases the key under the session's lock-delay.
+  ASSERT_OK(client().DestroySession(first));
+  const std::vector<TxnOp> relock = {TxnOp::Lock("t/delayed", "v", second)};
+  ASSERT_OK_AND_ASSIGN(TxnResult refused, client().Txn(relock));
+  ASSERT_EQ(refused.errors.size(), 1u);
+  EXPECT_EQ(refused.errors[0].failure, TxnFailure::kLockDelay) << refused.errors[0].what;
+  EXPECT_FALSE(refused.FailedWith(TxnFailure::kAlreadyHeld));
+}
+
 TEST_F(TxnLiveFaultsTest, TooManyOperationsAreRefusedWithoutARequest) {
   std::vector<TxnOp> ops;
   for (size_t i = 0; i <= kMaxTxnOps; ++i) ops.push_back(TxnOp::Set("t/k", "v"));
   absl::StatusOr<TxnResult> txn = client().Txn(ops);
   EXPECT_EQ(txn.status().code(), absl::StatusCode::kInvalidArgument) << txn.status();
+  EXPECT_EQ(TxnFailureOf(txn.status()), TxnFailure::kTooManyOperations) << txn.status();
   EXPECT_EQ(RequestCount(server(), "txn"), 0u);
 }
 

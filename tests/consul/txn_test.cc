@@ -1,6 +1,11 @@
 #include "consul/txn.h"
 
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "consul/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -149,13 +154,108 @@ TEST(TxnParseTest, RollbackForLackOfAnAclRightIsPermissionDenied) {
   }
 }
 
-TEST(TxnErrorSaysTest, MatchesAnyFailedOpsReasonIgnoringCase) {
-  TxnResult result;
-  result.errors = {{0, "failed to lock key \"k\": Lock Delay"}, {1, "Invalid Session \"s\""}};
-  EXPECT_TRUE(TxnErrorSays(result, "lock delay"));
-  EXPECT_TRUE(TxnErrorSays(result, "invalid session"));
-  EXPECT_FALSE(TxnErrorSays(result, "already held"));
-  EXPECT_FALSE(TxnErrorSays(TxnResult{}, "invalid session"));
+// The reasons Consul 1.8.7 gives for each refused operation (state/txn.go, state/kvs.go and the
+// txn endpoint's lock-delay pre-check; the dev server gives the same).
+TEST(TxnFailureOfReasonTest, ConsulsReasonsAreTyped) {
+  const std::pair<const char*, TxnFailure> kReasons[] = {
+      {R"(invalid session "6a1f0c2e-5d1b-4a4e-9d61-0c1b0bd0a1a2")", TxnFailure::kInvalidSession},
+      {R"(failed to lock key "ns/lock/a" due to lock delay)", TxnFailure::kLockDelay},
+      {R"(failed to lock key "ns/lock/a", lock is already held)", TxnFailure::kAlreadyHeld},
+      {R"(failed index check for key "ns/a", current modify index 12 != 11)",
+       TxnFailure::kCheckFailed},
+      {R"(failed to check index, key "ns/a" doesn't exist)", TxnFailure::kCheckFailed},
+      {R"(failed session check for key "ns/a", current session "" != "s1")",
+       TxnFailure::kCheckFailed},
+      {R"(failed to check session, key "ns/a" doesn't exist)", TxnFailure::kCheckFailed},
+      {R"(key "ns/a" exists)", TxnFailure::kCheckFailed},
+      {R"(key "ns/a" doesn't exist)", TxnFailure::kCheckFailed},
+      {R"(failed to set key "ns/a", index is stale)", TxnFailure::kCheckFailed},
+      {R"(failed to delete key "ns/a", index is stale)", TxnFailure::kCheckFailed},
+      {R"(failed to unlock key "ns/a", lock isn't held, or is held by another session)",
+       TxnFailure::kCheckFailed},
+      {"Permission denied", TxnFailure::kPermissionDenied},
+      {"Permission denied: token lacks permission 'key:write' on ns/acl",
+       TxnFailure::kPermissionDenied},
+      {"missing session", TxnFailure::kOther},
+      {"Must provide key", TxnFailure::kOther},
+      {R"(unknown KV verb "get-or-empty")", TxnFailure::kOther},
+      {"", TxnFailure::kOther},
+  };
+  for (const auto& [what, failure] : kReasons) {
+    EXPECT_EQ(TxnFailureOfReason(what), failure) << what;
+  }
+}
+
+TEST(TxnFailureOfReasonTest, CaseDoesNotMatterButQuotedKeysAndSessionsAreNotRead) {
+  EXPECT_EQ(TxnFailureOfReason(R"(Invalid Session "s")"), TxnFailure::kInvalidSession);
+  EXPECT_EQ(TxnFailureOfReason(R"(failed to lock key "k" due to Lock Delay)"),
+            TxnFailure::kLockDelay);
+  // A key may hold any words: only Consul's own are read.
+  EXPECT_EQ(TxnFailureOfReason(R"(key "ns/invalid session/lock delay" exists)"),
+            TxnFailure::kCheckFailed);
+  EXPECT_EQ(TxnFailureOfReason(R"(failed to lock key "ns/a \"already held\"" due to lock delay)"),
+            TxnFailure::kLockDelay);
+  EXPECT_EQ(TxnFailureOfReason(R"(failed to set key "permission denied", index is stale)"),
+            TxnFailure::kCheckFailed);
+  // An unclosed quote: the whole text is read.
+  EXPECT_EQ(TxnFailureOfReason(R"(failed to lock key "k due to lock delay)"),
+            TxnFailure::kLockDelay);
+}
+
+TEST(TxnParseTest, EachRolledBackOpCarriesItsFailureAndFailedWithAsksAnyOfThem) {
+  HttpRequest request = *BuildTxnRequest(
+      {TxnOp::CheckNotExists("k"), TxnOp::Lock("k", "v", "s1"), TxnOp::Lock("j", "v", "s1")});
+  absl::StatusOr<TxnResult> result = ParseTxnResponse(
+      request,
+      Response(409, R"({"Results":null,"Errors":[)"
+                    R"({"OpIndex":1,"What":"failed to lock key \"k\" due to lock delay"},)"
+                    R"({"OpIndex":2,"What":"failed to lock key \"j\" due to lock delay"}]})"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->errors.size(), 2u);
+  EXPECT_EQ(result->errors[0].failure, TxnFailure::kLockDelay);
+  EXPECT_EQ(result->errors[1].failure, TxnFailure::kLockDelay);
+  EXPECT_TRUE(result->FailedWith(TxnFailure::kLockDelay));
+  EXPECT_FALSE(result->FailedWith(TxnFailure::kInvalidSession));
+  EXPECT_FALSE(result->FailedWith(TxnFailure::kCheckFailed));
+
+  TxnResult mixed;
+  mixed.errors = {{0, TxnFailure::kCheckFailed, R"(key "k" exists)"},
+                  {1, TxnFailure::kInvalidSession, R"(invalid session "s1")"}};
+  EXPECT_TRUE(mixed.FailedWith(TxnFailure::kCheckFailed));
+  EXPECT_TRUE(mixed.FailedWith(TxnFailure::kInvalidSession));
+  EXPECT_FALSE(TxnResult{}.FailedWith(TxnFailure::kInvalidSession));
+}
+
+TEST(TxnFailureOfTest, ErrorsOfATransactionAreTyped) {
+  HttpRequest request = *BuildTxnRequest({TxnOp::Set("a", "v")});
+  EXPECT_EQ(TxnFailureOf(absl::OkStatus()), TxnFailure::kNone);
+  EXPECT_EQ(
+      TxnFailureOf(ParseTxnResponse(request, Response(413,
+                                                      "Transaction contains too many operations "
+                                                      "(65 > 64)"))
+                       .status()),
+      TxnFailure::kTooManyOperations);
+  std::vector<TxnOp> too_many(kMaxTxnOps + 1, TxnOp::Set("a", "v"));
+  EXPECT_EQ(TxnFailureOf(BuildTxnRequest(too_many).status()), TxnFailure::kTooManyOperations);
+  EXPECT_EQ(
+      TxnFailureOf(
+          ParseTxnResponse(request, Response(409, R"({"Results":null,"Errors":[)"
+                                                  R"({"OpIndex":0,"What":"Permission denied"}]})"))
+              .status()),
+      TxnFailure::kPermissionDenied);
+  EXPECT_EQ(TxnFailureOf(ParseTxnResponse(request, Response(403, "ACL not found")).status()),
+            TxnFailure::kPermissionDenied);
+  EXPECT_EQ(TxnFailureOf(ErrorFromResponse(request, Response(500, R"(invalid session "s1")"))),
+            TxnFailure::kInvalidSession);
+  EXPECT_EQ(
+      TxnFailureOf(ParseTxnResponse(request, Response(413,
+                                                      "Request body too large, max size: 524288 "
+                                                      "bytes"))
+                       .status()),
+      TxnFailure::kOther);
+  EXPECT_EQ(TxnFailureOf(ParseTxnResponse(request, Response(500, "No cluster leader")).status()),
+            TxnFailure::kOther);
+  EXPECT_EQ(TxnFailureOf(absl::UnavailableError("connection refused")), TxnFailure::kOther);
 }
 
 TEST(TxnParseTest, MalformedBodiesAreDataLoss) {
