@@ -80,7 +80,7 @@ absl::Status SessionKeeper::Stop() {
     swept_ = true;
     doomed = std::move(orphans_);
     if (!session_id_.empty()) doomed.push_back(std::exchange(session_id_, ""));
-    if (!pending_destroy_.empty()) doomed.push_back(std::exchange(pending_destroy_, ""));
+    for (std::string& id : doomed_.TakeAll()) doomed.push_back(std::move(id));
     ephemeral_.clear();
     events_.clear();
   }
@@ -261,19 +261,45 @@ bool SessionKeeper::RestoreDueLocked() const {
 void SessionKeeper::Restore() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
+    // The lost session first: while it lives it holds the keys the pass would bind.
+    if (DestroyDueSessionLocked()) continue;
     if (RestoreDueLocked()) {
       RestorePassLocked();
       continue;
     }
-    if (!restore_needed_) break;  // every key is back: the thread ends until the next loss
-    const absl::Duration wait = restore_needed_ && !session_id_.empty()
-                                    ? next_restore_ - MonotonicNow()
-                                    : absl::InfiniteDuration();
+    // Every key is back and no lost session is left: the thread ends until the next loss.
+    if (!restore_needed_ && doomed_.empty()) break;
+    // Both wait for a live session; its adoption notifies restore_signal_.
+    const absl::Time due = session_id_.empty()
+                               ? absl::InfiniteFuture()
+                               : std::min(restore_needed_ ? next_restore_ : absl::InfiniteFuture(),
+                                          doomed_.NextAttempt());
+    const absl::Duration wait = due - MonotonicNow();
     mu_.Unlock();
     restore_signal_.WaitFor(wait);  // on the steady clock; notified when work arrives
     mu_.Lock();
   }
   restorer_running_ = false;
+}
+
+bool SessionKeeper::DestroyDueSessionLocked() {
+  // Attempts wait for a live session: its create succeeding shows that the cluster answers
+  // again, and until then an attempt would only fail.
+  if (session_id_.empty()) return false;
+  const std::optional<std::string> id = doomed_.DueAt(MonotonicNow());
+  if (!id.has_value()) return false;
+  mu_.Unlock();
+  const absl::Status destroyed =
+      DestroySessionRpc(*id, &canceller_, std::min(options_.ttl, options_.request_timeout));
+  mu_.Lock();
+  if (destroyed.ok()) {
+    doomed_.Destroyed(*id);
+    Log(LogLevel::kInfo, "session", "lost session ", *id,
+        " destroyed; its locks are free after the lock-delay");
+  } else {
+    doomed_.Failed(*id, MonotonicNow() + RenewRetryDelayLocked());
+  }
+  return true;
 }
 
 void SessionKeeper::WakeRenewerLocked() {
@@ -361,12 +387,16 @@ void SessionKeeper::MarkLostLocked(bool maybe_alive) {
   std::string old = std::exchange(session_id_, "");
   metrics::Metrics().session_losses.Get().Increment();
   Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
-      maybe_alive ? "no renewal succeeded for a whole TTL" : "unknown to the server",
+      maybe_alive
+          ? absl::StrCat("no renewal succeeded within ",
+                         absl::FormatDuration(hold_deadline_.loss_after), " of the last one sent")
+          : "unknown to the server",
       "); creating a new one");
   old_sessions_.push_back(old);
   if (old_sessions_.size() > 8) old_sessions_.pop_front();
-  // The server may still have it (a partition): destroy it so that it stops holding keys.
-  if (maybe_alive) pending_destroy_ = old;
+  // The server may still have it (a partition, a slow election): destroy it so that it stops
+  // holding keys and locks (DestroyDueSessionLocked, once a new session is live).
+  if (maybe_alive) doomed_.Add(old, MonotonicNow());
   phase_ = Phase::kLost;
   next_create_ = MonotonicNow();
   // Observers first: held locks are marked lost before a listener hears LOST.
@@ -375,12 +405,7 @@ void SessionKeeper::MarkLostLocked(bool maybe_alive) {
 }
 
 void SessionKeeper::RecreateLocked() {
-  const std::string doomed = std::exchange(pending_destroy_, "");
   mu_.Unlock();
-  if (!doomed.empty()) {
-    DestroySessionRpc(doomed, &canceller_, std::min(options_.ttl, options_.request_timeout))
-        .IgnoreError();  // best effort: it expires on its own anyway
-  }
   const absl::Time sent = MonotonicNow();
   absl::StatusOr<std::string> id = CreateSessionRpc(absl::InfiniteFuture());
   mu_.Lock();

@@ -60,6 +60,7 @@
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "registry/repository.h"
+#include "repository/doomed_sessions.h"
 #include "repository/ephemeral_writer.h"
 #include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
@@ -174,6 +175,9 @@ class SessionKeeper {
   // The restorer's loop: runs restore passes when due, until every key is back or stopped.
   void Restore();
   bool RestoreDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One attempt to destroy a lost session that is due (mu_ released during the call); false if
+  // none is due.
+  bool DestroyDueSessionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Binds every remembered key not bound to the live session to it, in batches.
@@ -251,7 +255,11 @@ class SessionKeeper {
   ListenerRegistry<InstanceSession::Event> observers_{"session observer"};
 
   bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;       // some key is bound to an old session
-  std::string pending_destroy_ ABSL_GUARDED_BY(mu_);       // lost session the server may still have
+  // Lost sessions the server may still have, destroyed by the restorer (retried) so that their
+  // locks and keys are free after the lock-delay rather than after their expiry. Attempts stop
+  // 2 x TTL after the loss: the server has expired the session on its own by then, unless a
+  // leader was elected later still (a new leader restarts every timer).
+  DoomedSessions doomed_ ABSL_GUARDED_BY(mu_){2 * options_.ttl};
   std::vector<std::string> orphans_ ABSL_GUARDED_BY(mu_);  // created while stopping
   bool swept_ ABSL_GUARDED_BY(mu_) = false;                // Stop() destroyed the sessions
 

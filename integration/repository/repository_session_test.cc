@@ -9,12 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/repository/repository_fixture.h"
 #include "integration/testing/delay_proxy.h"
+#include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
 
 namespace registry::testing {
@@ -115,6 +117,47 @@ TEST_F(RepositorySessionFaultsTest, SessionUnrenewedForATtlIsReplacedOnceTheServ
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
       << StatesToString(recorder.states());
   EXPECT_NE(SessionOf(*repository), old_session);
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
+}
+
+// A session given up by the clock may still live on the servers (a slow election, a partition):
+// until it ends, its locks stand still and its keys cannot be bound to the new session. The
+// keeper destroys it, and one failed attempt is not the end: here every request fails when the
+// session is lost, and once the server answers again the session must be gone well before it
+// could have expired on its own.
+TEST_F(RepositorySessionFaultsTest, ASessionGivenUpIsDestroyedOnceTheServerAnswersAgain) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  ConsulRepositoryOptions options = Options();
+  options.session_ttl = absl::Seconds(6);
+  // A destroy call retries inside its timeout (the smaller of TTL and this): the failures must
+  // outlast it to show what happens after.
+  options.client.request_timeout = absl::Seconds(1);
+  std::unique_ptr<Repository> repository = NewRepository(options);
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
+  const std::string lost = SessionOf(*repository);
+  server().FailNextRequests(1'000'000);  // every request: 500 "No cluster leader"
+  ASSERT_TRUE(recorder.AwaitSequence(
+      {ConnectionState::kConnected, ConnectionState::kSuspended, ConnectionState::kLost}))
+      << StatesToString(recorder.states());
+  // The loss came no sooner than `loss_after` past the send of the last renewal that got
+  // through, and the server expires the session no sooner than 2 x TTL past that send (the dev
+  // server's timer, as Consul's). Allow 500 ms for the loss to reach the listener.
+  const absl::Duration loss_after =
+      HoldDeadlineFor(options.session_ttl, options.session_lock_delay).loss_after;
+  const absl::Time earliest_expiry =
+      absl::Now() - loss_after - absl::Milliseconds(500) + 2 * options.session_ttl;
+  // The keeper makes one more session create (it fails), so that whatever it tried at the loss
+  // has met the failures to its end; then the server answers again.
+  const uint64_t creates = server().RequestCounts()["session.create"];
+  ASSERT_TRUE(Eventually([&] { return server().RequestCounts()["session.create"] > creates; }));
+  server().FailNextRequests(0);
+  const absl::Duration before_expiry = earliest_expiry - absl::Now();
+  ASSERT_GT(before_expiry, absl::ZeroDuration()) << "the server answered too late to tell";
+  EXPECT_TRUE(Eventually([&] { return !absl::c_linear_search(SessionIds(), lost); }, before_expiry))
+      << "session " << lost << " was not destroyed before it could expire on its own";
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
 }
 
