@@ -25,11 +25,20 @@ void SessionNode::RegisterUnlessSettled(consul::Client& client, consul::Cancelle
   if (SettlesTheRegistration(registered)) {
     absl::MutexLock lock(&mu_);
     registration_settled_ = true;
+    registered_ = registered.ok();
   }
   if (!registered.ok()) {
     Log(LogLevel::kInfo, "session", "registering the session node '", name_,
         "' failed: ", registered.ToString());
   }
+}
+
+bool SessionNode::ForgetOwnRegistration() {
+  absl::MutexLock lock(&mu_);
+  if (!registered_) return false;
+  registered_ = false;
+  registration_settled_ = false;
+  return true;
 }
 
 absl::StatusOr<std::string> SessionNode::CreateSession(consul::Client& client,
@@ -40,6 +49,12 @@ absl::StatusOr<std::string> SessionNode::CreateSession(consul::Client& client,
   create.node = name_;
   absl::StatusOr<std::string> id = client.CreateSession(create, canceller);
   if (id.ok() || !consul::IsMissingNodeAnswer(id.status())) return id;
+  if (ForgetOwnRegistration()) {
+    // Registered by us, and deregistered since (an operator, a catalog cleanup): once more.
+    RegisterUnlessSettled(client, canceller);
+    id = client.CreateSession(create, canceller);
+    if (id.ok() || !consul::IsMissingNodeAnswer(id.status())) return id;
+  }
   {
     absl::MutexLock lock(&mu_);
     if (!std::exchange(warned_, true)) {

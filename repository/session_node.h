@@ -15,8 +15,10 @@
 //    for good: the token may lack `node "<name>" { policy = "write" }`, which is not an error,
 //    since an operator or another instance may have registered it already).
 //  - A create refused because the catalog does not know the node ("Missing node registration")
-//    is made again on the agent's node, and a warning (once per instance) says what that risks
-//    and how to avoid it.
+//    after this instance registered it (someone deregistered it since) registers it again and
+//    makes the create once more.
+//  - Otherwise such a create is made again on the agent's node, and a warning (once per
+//    instance) says what that risks and how to avoid it.
 //  - An empty name keeps Consul's default, the agent's node, and registers nothing.
 //
 // Thread safety: all methods may be called concurrently from any thread.
@@ -47,11 +49,15 @@ class SessionNode {
  private:
   // Registers the node unless a registration is settled already.
   void RegisterUnlessSettled(consul::Client& client, consul::Canceller* canceller);
+  // If this instance's own registration succeeded, forgets it (the catalog lost the node) and
+  // returns true; otherwise returns false.
+  bool ForgetOwnRegistration();
 
   const std::string name_;
   absl::Mutex mu_;
   bool registration_settled_ ABSL_GUARDED_BY(mu_) = false;
-  bool warned_ ABSL_GUARDED_BY(mu_) = false;  // about creating on the agent's node
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;  // the settled registration was ours, and ok
+  bool warned_ ABSL_GUARDED_BY(mu_) = false;      // about creating on the agent's node
 };
 
 }  // namespace registry

@@ -93,6 +93,24 @@ TEST_F(SessionNodeTest, AnUnregisteredNodeFallsBackToTheAgentsNode) {
   EXPECT_EQ(*id, "5e1d1c0c-0000-4000-8000-000000000001");
 }
 
+TEST_F(SessionNodeTest, ANodeDeregisteredAfterItsRegistrationIsRegisteredAgain) {
+  InSequence order;
+  EXPECT_CALL(*transport_, Execute(IsRegistration(), _)).WillOnce(Return(Response(200, "true")));
+  EXPECT_CALL(*transport_, Execute(IsCreateOnNode("registry-consul"), _))
+      .WillOnce(Return(Response(200, kCreated)));
+  // Someone deregisters the node: the next create is refused, the node registered again.
+  EXPECT_CALL(*transport_, Execute(IsCreateOnNode("registry-consul"), _))
+      .WillOnce(Return(Response(500, "Missing node registration")));
+  EXPECT_CALL(*transport_, Execute(IsRegistration(), _)).WillOnce(Return(Response(200, "true")));
+  EXPECT_CALL(*transport_, Execute(IsCreateOnNode("registry-consul"), _))
+      .Times(2)
+      .WillRepeatedly(Return(Response(200, kCreated)));
+  SessionNode node("registry-consul");
+  EXPECT_TRUE(Create(node).ok());
+  EXPECT_TRUE(Create(node).ok());
+  EXPECT_TRUE(Create(node).ok());  // registered once more, not at every create
+}
+
 TEST_F(SessionNodeTest, AnUnreachableCatalogIsAskedAgainAtTheNextCreate) {
   InSequence order;
   EXPECT_CALL(*transport_, Execute(IsRegistration(), _))
