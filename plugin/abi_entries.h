@@ -64,7 +64,10 @@ constexpr bool MinorIncludes(uint32_t minor, uint32_t entry_minor) { return mino
   X(REGISTRY_PLUGIN_ABI_MINOR_LOG, set_log_sink, &SetLogSink)                              \
   X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, metrics_text, &MetricsText)                          \
   X(REGISTRY_PLUGIN_ABI_MINOR_METRICS, visit_metrics, &VisitMetrics)                         \
-  X(REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH, persist_batch, &PersistBatch)
+  X(REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH, persist_batch, &PersistBatch)                   \
+  X(REGISTRY_PLUGIN_ABI_MINOR_EXPORT, list_entries, &ListEntries)                            \
+  X(REGISTRY_PLUGIN_ABI_MINOR_EXPORT, store_key_prefix, &StoreKeyPrefix)                     \
+  X(REGISTRY_PLUGIN_ABI_MINOR_EXPORT, check_batch, &CheckBatch)
 // clang-format on
 
 namespace registry::plugin::internal {

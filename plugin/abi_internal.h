@@ -1,9 +1,9 @@
 // plugin/abi_internal.h
 //
 // Shared by the files of the plugin-side adapter (abi_adapter.cc, abi_watch.cc, abi_lock.cc,
-// abi_log.cc, abi_metrics.cc, abi_batch.cc): the definition of the opaque repository handle, the
-// exception barrier, and the table entries each file implements. Internal to plugin/: nothing
-// outside the adapter includes it.
+// abi_log.cc, abi_metrics.cc, abi_batch.cc, abi_export.cc): the definition of the opaque
+// repository handle, the exception barrier, and the table entries each file implements. Internal
+// to plugin/: nothing outside the adapter includes it.
 //
 // Thread safety: as registry_plugin.h states for the table.
 #ifndef REGISTRY_PLUGIN_ABI_INTERNAL_H_
@@ -91,9 +91,17 @@ int DeleteIfHeld(RegistryLock* lock, const char* key, RegistryError* error) noex
 int SetLogSink(RegistryLogCallback sink, void* user_data, int32_t min_level,
                RegistryError* error) noexcept;
 
+// abi_batch.cc (1.7 persist_batch, 1.8 check_batch), abi_export.cc (the other 1.8 entries).
 int PersistBatch(RegistryRepository* repository, const char* const* keys, const char* const* values,
                  const size_t* value_lens, size_t count, size_t* written,
                  RegistryError* error) noexcept;
+int CheckBatch(RegistryRepository* repository, const char* const* keys, const char* const* values,
+               const size_t* value_lens, size_t count, size_t* bad_index,
+               RegistryError* error) noexcept;
+int ListEntries(RegistryRepository* repository, const char* key, RegistryEntryCallback visit,
+                void* user_data, RegistryError* error) noexcept;
+int StoreKeyPrefix(RegistryRepository* repository, char** prefix, size_t* prefix_len,
+                   RegistryError* error) noexcept;
 int MetricsText(char** text, size_t* text_len, RegistryError* error) noexcept;
 int VisitMetrics(RegistryMetricCallback visit, void* user_data, RegistryError* error) noexcept;
 

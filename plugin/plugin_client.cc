@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -23,6 +25,27 @@ absl::Status MissingEntries(absl::string_view path, uint32_t abi_version, const 
       absl::StrCat("registry plugin ", path, " has no ", what, ": it negotiated ABI ",
                    REGISTRY_PLUGIN_ABI_MAJOR(abi_version), ".",
                    REGISTRY_PLUGIN_ABI_MINOR(abi_version), ", ", what, " need 1.", minor));
+}
+
+// What list_entries' visitor collects for ListEntries.
+struct CollectedEntries {
+  std::vector<Repository::StoredEntry> entries;
+  bool out_of_memory = false;
+};
+
+// list_entries' visitor: appends a copy of `entry` to the CollectedEntries `user_data`.
+void CollectEntry(const RegistryEntry* entry, void* user_data) noexcept {
+  auto* collected = static_cast<CollectedEntries*>(user_data);
+  try {
+    Repository::StoredEntry copy;
+    copy.key = entry->key;
+    copy.value.assign(entry->value, entry->value_len);
+    copy.flags = entry->flags;  // every field up to `ephemeral` is in the struct since 1.8
+    copy.ephemeral = entry->ephemeral;
+    collected->entries.push_back(std::move(copy));
+  } catch (...) {
+    collected->out_of_memory = true;  // an exception must not cross the C boundary
+  }
 }
 
 }  // namespace
@@ -208,6 +231,54 @@ absl::Status PluginRepository::PersistBatch(const std::vector<KeyValue>& entries
   const int code = api_.persist_batch(handle_, keys.data(), values.data(), lens.data(),
                                       entries.size(), written, &error);
   return TakeStatus(api_, code, &error);
+}
+
+absl::Status PluginRepository::CheckBatch(const std::vector<KeyValue>& entries, size_t* bad_index) {
+  if (bad_index != nullptr) *bad_index = entries.size();
+  if (!SupportsExport()) return Missing("export and import", REGISTRY_PLUGIN_ABI_MINOR_EXPORT);
+  std::vector<const char*> keys, values;
+  std::vector<size_t> lens;
+  keys.reserve(entries.size());
+  values.reserve(entries.size());
+  lens.reserve(entries.size());
+  for (const auto& [key, value] : entries) {
+    keys.push_back(key.c_str());
+    values.push_back(value.data());
+    lens.push_back(value.size());
+  }
+  RegistryError error{};
+  const int code = api_.check_batch(handle_, keys.data(), values.data(), lens.data(),
+                                    entries.size(), bad_index, &error);
+  return TakeStatus(api_, code, &error);
+}
+
+absl::StatusOr<std::vector<Repository::StoredEntry>> PluginRepository::ListEntries(
+    absl::string_view key) {
+  if (!SupportsExport()) return Missing("export and import", REGISTRY_PLUGIN_ABI_MINOR_EXPORT);
+  const std::string k(key);
+  CollectedEntries collected;
+  RegistryError error{};
+  absl::Status status = TakeStatus(
+      api_, api_.list_entries(handle_, k.c_str(), &CollectEntry, &collected, &error), &error);
+  if (!status.ok()) return status;
+  if (collected.out_of_memory) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("ListEntries '", key, "': out of memory copying the entries"));
+  }
+  return std::move(collected.entries);
+}
+
+absl::StatusOr<std::string> PluginRepository::StoreKeyPrefix() {
+  if (!SupportsExport()) return Missing("export and import", REGISTRY_PLUGIN_ABI_MINOR_EXPORT);
+  char* prefix = nullptr;
+  size_t prefix_len = 0;
+  RegistryError error{};
+  absl::Status status =
+      TakeStatus(api_, api_.store_key_prefix(handle_, &prefix, &prefix_len, &error), &error);
+  if (!status.ok()) return status;
+  std::string copy(prefix, prefix_len);
+  api_.release_value(prefix);
+  return copy;
 }
 
 absl::Status PluginRepository::Update(absl::string_view key, absl::string_view value) {
@@ -398,6 +469,12 @@ bool PluginRepository::SupportsSemaphores() const {
 bool PluginRepository::SupportsReadWriteLocks() const {
   return SupportsLocks() && REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_READ_WRITE_LOCK,
                                                   get_read_write_lock);
+}
+
+bool PluginRepository::SupportsExport() const {
+  return REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_EXPORT, list_entries) &&
+         REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_EXPORT, store_key_prefix) &&
+         REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_EXPORT, check_batch);
 }
 
 absl::Status PluginRepository::Close() {

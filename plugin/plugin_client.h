@@ -153,6 +153,20 @@ class PluginRepository final : public Repository {
   absl::Status PersistBatch(const std::vector<KeyValue>& entries,
                             size_t* written = nullptr) override;
 
+  // Repository::CheckBatch through check_batch: the checks of persist_batch, nothing written.
+  // Unimplemented below ABI 1.8.
+  absl::Status CheckBatch(const std::vector<KeyValue>& entries,
+                          size_t* bad_index = nullptr) override;
+
+  // Repository::ListEntries through list_entries: `key`'s subtree with raw values, flags and
+  // which keys are ephemeral. Unimplemented below ABI 1.8 (the 1.0 entries cannot tell an
+  // ephemeral key from a persistent one).
+  absl::StatusOr<std::vector<StoredEntry>> ListEntries(absl::string_view key) override;
+
+  // Repository::StoreKeyPrefix through store_key_prefix (Consul: "<namespace>/"). Unimplemented
+  // below ABI 1.8.
+  absl::StatusOr<std::string> StoreKeyPrefix() override;
+
   absl::Status Update(absl::string_view key, absl::string_view value) override;
 
   absl::Status Delete(absl::string_view key) override;
@@ -209,12 +223,14 @@ class PluginRepository final : public Repository {
   absl::StatusOr<std::unique_ptr<PluginLock>> GetWriteLock(absl::string_view name);
 
   // Whether the negotiated table has the watch / lock / fair lock / semaphore / read/write lock
-  // entries.
+  // entries, and the export ones.
   bool SupportsWatches() const;
   bool SupportsLocks() const;
   bool SupportsFairLocks() const;
   bool SupportsSemaphores() const;
   bool SupportsReadWriteLocks() const;
+  // Whether it has the 1.8 entries ListEntries, StoreKeyPrefix and CheckBatch go through.
+  bool SupportsExport() const;
 
   absl::Status Close() override;
 

@@ -1,6 +1,6 @@
 /* plugin/registry_plugin.h
  *
- * The registry plugin C ABI (version 1.7). A plugin is a shared library that exports exactly one
+ * The registry plugin C ABI (version 1.8). A plugin is a shared library that exports exactly one
  * symbol, RegistryPluginInit. A host dlopen()s the library, looks the symbol up and calls it with
  * the ABI version it speaks; the plugin fills a table of C function pointers (RegistryPluginApi)
  * through which the host creates and uses repositories. Only C types cross the boundary, so a
@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugin/registry_plugin_types.h" /* codes, errors, events, callbacks, samples */
+#include "plugin/registry_plugin_types.h" /* codes, errors, events, callbacks, samples, entries */
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,7 +65,7 @@ extern "C" {
 
 /* The version this header describes. */
 #define REGISTRY_PLUGIN_ABI_VERSION_MAJOR 1
-#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 7
+#define REGISTRY_PLUGIN_ABI_VERSION_MINOR 8
 #define REGISTRY_PLUGIN_ABI_VERSION_CURRENT \
   REGISTRY_PLUGIN_ABI_VERSION(REGISTRY_PLUGIN_ABI_VERSION_MAJOR, REGISTRY_PLUGIN_ABI_VERSION_MINOR)
 
@@ -78,6 +78,7 @@ extern "C" {
 #define REGISTRY_PLUGIN_ABI_MINOR_LOG 6             /* set_log_sink */
 #define REGISTRY_PLUGIN_ABI_MINOR_METRICS 7         /* metrics_text, visit_metrics */
 #define REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH 7   /* persist_batch */
+#define REGISTRY_PLUGIN_ABI_MINOR_EXPORT 8          /* list_entries ... check_batch */
 
 /* The largest `limit` get_semaphore accepts: a semaphore's record in the store names every
  * holder, and must stay well below the store's value size limit. */
@@ -330,10 +331,40 @@ struct RegistryPluginApi {
                        const char* const* values, const size_t* value_lens, size_t count,
                        size_t* written, struct RegistryError* error);
 
+  /* ---- 1.8: export and import (REGISTRY_PLUGIN_ABI_MINOR_EXPORT) ----
+   * What a backup needs beyond get and persist_batch: every key of a subtree with its raw value,
+   * its store flags and whether it is ephemeral (so a backup can leave out the keys of live
+   * instances), the store's name of each key (so a backup reads as the store's own dumps do),
+   * and the checks of persist_batch without the writes (so a restore can be tried first). */
+
+  /* Calls `visit` once per key of `key`'s subtree ("/a" covers "/a" and "/a/b/c", never "/ab";
+   * "/" the whole namespace), in key order, with a RegistryEntry valid during the call only, on
+   * the calling thread, after the whole subtree has been read in one consistent read of the
+   * store. Ephemeral keys are listed too, with `ephemeral` set. Only repository keys are listed:
+   * what the store holds under the namespace that no repository key names (the plugin's own lock
+   * state) is left out. Nothing is visited on error. Errors: REGISTRY_INVALID_ARGUMENT for a
+   * malformed key or a NULL visit; REGISTRY_FAILED_PRECONDITION after close; REGISTRY_UNAVAILABLE
+   * when the subtree could not be read. */
+  int (*list_entries)(struct RegistryRepository* repository, const char* key,
+                      RegistryEntryCallback visit, void* user_data, struct RegistryError* error);
+  /* Stores in *prefix the store's name of the namespace root, a malloc'd string of *prefix_len
+   * bytes plus a NUL (not counted), released with release_value: the store names repository key
+   * "/a/b" prefix + "a/b" (Consul: "<namespace>/a/b", so the prefix is "<namespace>/"). */
+  int (*store_key_prefix)(struct RegistryRepository* repository, char** prefix, size_t* prefix_len,
+                          struct RegistryError* error);
+  /* Checks `count` entries exactly as persist_batch checks them before writing anything (same
+   * arrays), and writes nothing. REGISTRY_OK when persist_batch would accept every one; else
+   * REGISTRY_INVALID_ARGUMENT naming the first bad one. *bad_index (may be NULL) is the index of
+   * the entry at fault, or `count` when no entry is (every entry is good, or the error is no
+   * entry's, e.g. a NULL array). count 0 may pass NULL arrays. */
+  int (*check_batch)(struct RegistryRepository* repository, const char* const* keys,
+                     const char* const* values, const size_t* value_lens, size_t count,
+                     size_t* bad_index, struct RegistryError* error);
+
   /* Later minors append here. */
 };
 
-/* Every entry of minor 0 to 7 fits in a table of at least this many bytes. */
+/* Every entry of minor 0 to 8 fits in a table of at least this many bytes. */
 #define REGISTRY_PLUGIN_API_SIZE_1_0 \
   (offsetof(struct RegistryPluginApi, destroy) + sizeof(void (*)(struct RegistryRepository*)))
 #define REGISTRY_PLUGIN_API_SIZE_1_1 \
@@ -350,6 +381,8 @@ struct RegistryPluginApi {
   (offsetof(struct RegistryPluginApi, set_log_sink) + sizeof(void (*)(void)))
 #define REGISTRY_PLUGIN_API_SIZE_1_7 \
   (offsetof(struct RegistryPluginApi, persist_batch) + sizeof(void (*)(void)))
+#define REGISTRY_PLUGIN_API_SIZE_1_8 \
+  (offsetof(struct RegistryPluginApi, check_batch) + sizeof(void (*)(void)))
 
 /* True iff the negotiated table holds `member`. */
 #define REGISTRY_PLUGIN_API_HAS(api, member) \

@@ -1,9 +1,9 @@
 /* plugin/registry_plugin_types.h
  *
  * The C types of the registry plugin ABI that are not the function table: status codes,
- * connection states, errors, events, callbacks, log levels and metric samples. Included by
- * plugin/registry_plugin.h, which a host includes instead of this file; every comment there
- * (versions, errors, ownership, thread safety) applies here.
+ * connection states, errors, events, callbacks, log levels, metric samples and stored entries.
+ * Included by plugin/registry_plugin.h, which a host includes instead of this file; every comment
+ * there (versions, errors, ownership, thread safety) applies here.
  */
 #ifndef REGISTRY_PLUGIN_REGISTRY_PLUGIN_TYPES_H_
 #define REGISTRY_PLUGIN_REGISTRY_PLUGIN_TYPES_H_
@@ -155,6 +155,27 @@ struct RegistryMetricSample {
 /* Receives the samples of visit_metrics, one call per sample, on the calling thread. It must not
  * throw or longjmp, and must not call visit_metrics. */
 typedef void (*RegistryMetricCallback)(const struct RegistryMetricSample* sample, void* user_data);
+
+/* ---- 1.8: export ---- */
+
+/* One key as the store holds it (list_entries). Valid only for the duration of the callback that
+ * receives it. A later minor may append fields: read only those that fit in struct_size. */
+struct RegistryEntry {
+  uint32_t struct_size; /* sizeof(struct RegistryEntry) of the plugin */
+  const char* key;      /* NUL-terminated repository key, e.g. "/metadata/db" */
+  /* The value's bytes, exactly as stored (any bytes, NUL included), followed by a NUL that
+   * value_len does not count. */
+  const char* value;
+  size_t value_len;
+  uint64_t flags; /* the store's flags of the key (Consul's 64-bit flags); 0 when never set */
+  /* True for an ephemeral key: bound to an instance (a Consul session holds it), so it belongs
+   * to that live instance and vanishes with it. False for a persistent key. */
+  bool ephemeral;
+};
+
+/* Receives the keys of list_entries, one call per key, on the calling thread. It must not throw
+ * or longjmp, and must not call destroy. */
+typedef void (*RegistryEntryCallback)(const struct RegistryEntry* entry, void* user_data);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -103,6 +103,44 @@ class Repository {
     return status;
   }
 
+  // Checks `entries` as PersistBatch checks them before it writes anything, and writes nothing:
+  // OK iff PersistBatch would accept every entry; else InvalidArgument naming the first bad one,
+  // whose index goes to `*bad_index` (when not null; entries.size() when every entry is good).
+  // Lets a caller try a batch first (a restore's dry run). Unimplemented by default.
+  virtual absl::Status CheckBatch(const std::vector<KeyValue>& entries,
+                                  size_t* bad_index = nullptr) {
+    if (bad_index != nullptr) *bad_index = entries.size();
+    return absl::UnimplementedError("CheckBatch: this repository cannot check a batch");
+  }
+
+  // One key as the store holds it (ListEntries).
+  struct StoredEntry {
+    std::string key;         // the repository key, e.g. "/metadata/db"
+    std::string value;       // its bytes, exactly as stored
+    uint64_t flags = 0;      // the store's flags of the key (Consul's); 0 when never set
+    bool ephemeral = false;  // bound to an instance (PersistEphemeral): it dies with that instance
+
+    friend bool operator==(const StoredEntry&, const StoredEntry&) = default;
+  };
+
+  // Every key of `key`'s subtree ("/a" covers "/a" and "/a/b/c", never "/ab"; "/" the whole
+  // namespace), sorted by key, from one consistent read of the store: ephemeral keys too, marked
+  // as such, so a backup can leave them out. What the store keeps under the namespace that no
+  // repository key names (lock state) is left out. Errors: InvalidArgument for a malformed key;
+  // FailedPrecondition after Close(); Unavailable if the subtree could not be read;
+  // Unimplemented by default.
+  virtual absl::StatusOr<std::vector<StoredEntry>> ListEntries(absl::string_view key) {
+    return absl::UnimplementedError(
+        absl::StrCat("ListEntries '", key, "': this repository cannot list its entries"));
+  }
+
+  // The store's own name of the namespace root: the store calls key "/a/b" StoreKeyPrefix() +
+  // "a/b" (Consul: "<namespace>/a/b"). For files in the store's own formats (a backup that
+  // `consul kv import` reads). Unimplemented by default.
+  virtual absl::StatusOr<std::string> StoreKeyPrefix() {
+    return absl::UnimplementedError("StoreKeyPrefix: this repository has no store key names");
+  }
+
   // Sets `key` to `value`, bound to this instance: the key disappears when this instance closes
   // or its session is lost for good, and is re-persisted after a session is re-created. Whoever
   // held the key before, after a successful return it holds `value` and belongs to this instance.

@@ -17,6 +17,7 @@
 #include "consul/client.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
+#include "repository/entry_listing.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
 #include "repository/persistent_writes.h"
@@ -172,6 +173,32 @@ class ConsulRepository final : public Repository {
     }
     return absl::OkStatus();
   }
+
+  // The checks of PersistBatch, entry by entry, with the index of the first bad one.
+  absl::Status CheckBatch(const std::vector<KeyValue>& entries, size_t* bad_index) override {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (bad_index != nullptr) *bad_index = i;
+      const auto& [key, value] = entries[i];
+      RETURN_IF_ERROR(Check(absl::StrCat("CheckBatch: entry ", i), key, RootKey::kRejected));
+      if (value.size() > consul::kMaxValueBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("CheckBatch: entry ", i, " '", key, "': a value of ", value.size(),
+                         " bytes exceeds the limit of ", consul::kMaxValueBytes, " bytes"));
+      }
+    }
+    if (bad_index != nullptr) *bad_index = entries.size();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<StoredEntry>> ListEntries(absl::string_view key) override {
+    RETURN_IF_ERROR(Check("ListEntries", key, RootKey::kAllowed));
+    absl::StatusOr<std::vector<StoredEntry>> entries =
+        ListSubtreeEntries(*client_, canceller_, space_, key);
+    if (!entries.ok()) return Failed("ListEntries", key, entries.status());
+    return entries;
+  }
+
+  absl::StatusOr<std::string> StoreKeyPrefix() override { return space_.TreePrefix("/"); }
 
   absl::Status PersistEphemeral(absl::string_view key, absl::string_view value) override {
     RETURN_IF_ERROR(Check("PersistEphemeral", key, RootKey::kRejected));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI's benchmark smoke test: runs kv_bench, lock_bench, watch_bench (and bridge_bench where the
-# ShardingSphere bridge is built) of an existing build once each, at their smallest sizes,
+# CI's benchmark smoke test: runs kv_bench, lock_bench, watch_bench, backup_bench (and bridge_bench
+# where the ShardingSphere bridge is built) of an existing build once each, at their smallest sizes,
 # against the dev server, and fails unless every one exits 0 and prints exactly one JSON object
 # on stdout. It checks that the drivers still run, not their numbers. Builds nothing; takes seconds.
 #   scripts/bench-smoke.sh [BUILD_DIR]    (default: build; relative to the repository root)
@@ -48,6 +48,8 @@ check_one kv_bench --server=dev --ops=50 --rounds=1
 check_one lock_bench --server=dev --cycles=1 --handoffs=1 --settle_ms=1
 # "latency" is watch_bench's short part ("scale" parks 10,000 watches); 20 writes per case.
 check_one watch_bench latency dev --writes=20
+# registryctl export and import of 100 keys (the real binary), 2 ephemeral keys left out.
+check_one backup_bench --server=dev --keys=100 --ephemeral=2 --rounds=1
 # bridge_bench exists only where the ShardingSphere bridge is built (a JDK 17): checked there.
 if compgen -G "${1:-build}/plugin/java/registry-consul-shardingsphere-*.jar" >/dev/null; then
   check_one bridge_bench --server=dev --ops=50 --watch_writes=20 --rounds=1

@@ -141,6 +141,19 @@ const std::vector<Command>& Commands() {
        "list the namespace root once (exit 2 if the store does not answer), then print the "
        "plugin's metrics in Prometheus' text format (--json: one JSON object per sample)",
        0, false, &RunStats},
+      {"export", "PREFIX",
+       "print the persistent keys of PREFIX and below it (/ for the whole namespace) as JSON in "
+       "`consul kv export`'s format: [{\"key\", \"flags\", \"value\"}], each key its full "
+       "Consul path (namespace included), each value in base64, so that `consul kv import` reads "
+       "it too. Ephemeral keys are left out: they belong to live instances",
+       1, false, &RunExport},
+      {"import", "FILE",
+       "write the keys of FILE (- for stdin), a `registryctl export` or `consul kv export` of "
+       "this namespace, as persistent keys, in transactions of txnMaxOperations keys. Every "
+       "entry is checked first: a bad, truncated or foreign file (a key outside the namespace, "
+       "a folder key, flags other than 0) writes nothing and names the first bad entry. Keys "
+       "not in FILE are never touched. --dry-run: check only",
+       1, false, &RunImport},
   };
   return commands;
 }

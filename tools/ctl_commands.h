@@ -4,7 +4,8 @@
 // a connected repository (loaded through the plugin SPI), its positional arguments (already
 // counted) and its options; it prints its result and returns the process exit code. Adding a
 // command is one function plus one row in the table in ctl_commands.cc. `watch` lives in
-// ctl_watch.cc, `lock` and `semaphore` in ctl_lock.cc, `stats` in ctl_stats.cc.
+// ctl_watch.cc, `lock` and `semaphore` in ctl_lock.cc, `stats` in ctl_stats.cc, `export` and
+// `import` in ctl_backup.cc.
 //
 // Exit codes: 0 success; 1 a negative answer (key absent, key already claimed, lock or permit
 // not acquired in time); 2 any error (bad argument, unreachable server, refused by the server);
@@ -48,6 +49,7 @@ struct CommandOptions {
   LockKind lock_kind = LockKind::kPlain;       // lock --fair, --read, --write
   int semaphore_limit = 0;                     // semaphore --limit
   std::vector<std::string> command_line;       // lock, semaphore: CMD ARGS... (after "--")
+  bool dry_run = false;                        // import --dry-run
 };
 
 struct CommandContext {
@@ -99,6 +101,14 @@ int RunLock(const CommandContext& context, const std::vector<std::string>& argum
 // `semaphore NAME --limit N [--timeout-ms N] -- CMD ARGS...`: as RunLock, holding a permit of
 // the semaphore NAME of N permits.
 int RunSemaphore(const CommandContext& context, const std::vector<std::string>& arguments);
+
+// `export PREFIX`: the persistent keys of PREFIX's subtree on `out`, in `consul kv export`'s
+// format (ctl_backup_file.h); see ctl_backup.cc.
+int RunExport(const CommandContext& context, const std::vector<std::string>& arguments);
+
+// `import FILE [--dry-run]`: writes the keys of FILE ("-": standard input), a file in `consul kv
+// export`'s format, once every entry is checked; with --dry-run, only checks them.
+int RunImport(const CommandContext& context, const std::vector<std::string>& arguments);
 
 }  // namespace registry::tools
 

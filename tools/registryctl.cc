@@ -62,6 +62,9 @@ DEFINE_int64(timeout_ms, -1,
              "lock and semaphore only: give up (exit 1) if the lock (or a permit) is not acquired "
              "within this many milliseconds; 0 makes a single attempt. Default: wait as long as it "
              "takes");
+DEFINE_bool(dry_run, false,
+            "import only: check every entry of FILE as the import would, print how many keys it "
+            "would write, and write nothing");
 DEFINE_bool(json, false,
             "stats only: print one JSON object per sample ({\"name\", \"type\", \"labels\", "
             "\"value\"}) instead of Prometheus' text format");
@@ -102,6 +105,7 @@ constexpr FlagSpec kFlags[] = {
     {"limit", "limit", nullptr, false, /*is_bool=*/false, "semaphore", /*required=*/true},
     {"json", "json", nullptr, false, /*is_bool=*/true, "stats"},
     {"stats", "stats", nullptr, false, /*is_bool=*/true},
+    {"dry-run", "dry_run", nullptr, false, /*is_bool=*/true, "import"},
 };
 
 int UsageError(const std::string& message) {
@@ -285,6 +289,7 @@ std::optional<int> ReadLockKind(LockKind* kind) {
 std::optional<int> ReadCommandOptions(CommandOptions* options) {
   options->initial = FLAGS_initial;
   options->json = FLAGS_json;
+  options->dry_run = FLAGS_dry_run;
   if (std::optional<int> rc = ReadLockKind(&options->lock_kind); rc.has_value()) return rc;
   if (FlagIsSet("timeout_ms")) {
     if (FLAGS_timeout_ms < 0) {

@@ -5,7 +5,8 @@
  * starts as a child process on port 0, put/get/children/exists/update/delete, ephemeral keys,
  * watches (1.1: ADDED/UPDATED/DELETED through a C callback), locks (1.2: re-entry, fenced
  * writes), fair locks (1.3), semaphores (1.4: two threads' permits), read/write locks (1.5),
- * error codes and messages, close, and the release of everything the plugin handed out. The lock
+ * the export entries (1.8: a subtree's entries, the store's key prefix, a batch checked), error
+ * codes and messages, close, and the release of everything the plugin handed out. The lock
  * exercises are in c_host_locks.c.
  *
  * Usage: c_host PLUGIN.so CONSUL_DEV_SERVER_BINARY
@@ -153,6 +154,57 @@ static void ExerciseWatch(struct RegistryRepository* repo) {
   pthread_mutex_destroy(&seen.mu);
 }
 
+/* What list_entries reported to OnEntry. */
+struct Listed {
+  int count;
+  int ephemeral;
+  int binary_exact; /* "/export/bin" came with its 3 bytes and a NUL after them */
+};
+
+static void OnEntry(const struct RegistryEntry* entry, void* user_data) {
+  struct Listed* listed = user_data;
+  ++listed->count;
+  if (entry->ephemeral) ++listed->ephemeral;
+  if (strcmp(entry->key, "/export/bin") == 0 && entry->value_len == 3 &&
+      memcmp(entry->value, "a\0b", 4) == 0) {
+    listed->binary_exact = 1;
+  }
+}
+
+/* 1.8: a subtree's keys with raw values and the ephemeral ones marked, the store's name of the
+ * namespace root, and the checks of persist_batch without its writes. */
+static void ExerciseExport(struct RegistryRepository* repo) {
+  struct RegistryError error = {0, NULL};
+  EXPECT_CODE(g_api.persist(repo, "/export/bin", "a\0b", 3, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.persist(repo, "/export/plain", "p", 1, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.persist_ephemeral(repo, "/export/live", "i", 1, &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.persist(repo, "/exportx", "a sibling", 9, &error), REGISTRY_OK);
+  struct Listed listed = {0, 0, 0};
+  EXPECT_CODE(g_api.list_entries(repo, "/export", &OnEntry, &listed, &error), REGISTRY_OK);
+  CHECK(listed.count == 3 && listed.ephemeral == 1 && listed.binary_exact);
+
+  char* prefix = NULL;
+  size_t prefix_len = 0;
+  EXPECT_CODE(g_api.store_key_prefix(repo, &prefix, &prefix_len, &error), REGISTRY_OK);
+  CHECK(prefix != NULL && prefix_len == 7 && strcmp(prefix, "c_host/") == 0);
+  g_api.release_value(prefix);
+
+  const char* keys[] = {"/export/new", "/export/../bad"};
+  const char* values[] = {"n", "b"};
+  const size_t lens[] = {1, 1};
+  size_t bad = 0;
+  EXPECT_CODE(g_api.check_batch(repo, keys, values, lens, 2, &bad, &error),
+              REGISTRY_INVALID_ARGUMENT);
+  CHECK(bad == 1);
+  EXPECT_CODE(g_api.check_batch(repo, keys, values, lens, 1, &bad, &error), REGISTRY_OK);
+  CHECK(bad == 1);
+  bool exists = true;
+  EXPECT_CODE(g_api.exists(repo, "/export/new", &exists, &error), REGISTRY_OK);
+  CHECK(!exists);
+  EXPECT_CODE(g_api.delete_key(repo, "/export", &error), REGISTRY_OK);
+  EXPECT_CODE(g_api.delete_key(repo, "/exportx", &error), REGISTRY_OK);
+}
+
 /* Checks that `children` holds exactly `want` (count `n`), in order. */
 static void ExpectChildren(char** children, size_t count, const char* const* want, size_t n) {
   CHECK(count == n);
@@ -232,6 +284,7 @@ static void Exercise(struct RegistryRepository* repo) {
   g_api.release_children(children, count);
 
   ExerciseWatch(repo);
+  ExerciseExport(repo);
   ExerciseLock(repo);
   ExerciseFairLock(repo);
   ExerciseSemaphore(repo);
@@ -279,6 +332,8 @@ int main(int argc, char** argv) {
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_semaphore) && g_api.get_semaphore != NULL);
     CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, get_read_write_lock) &&
           g_api.get_read_write_lock != NULL);
+    CHECK(REGISTRY_PLUGIN_API_HAS(&g_api, check_batch) && g_api.list_entries != NULL &&
+          g_api.store_key_prefix != NULL && g_api.check_batch != NULL);
     CHECK(strcmp(g_api.repository_type, "Consul") == 0);
   }
 

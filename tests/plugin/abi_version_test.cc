@@ -1,8 +1,8 @@
 // tests/plugin/abi_version_test.cc
 //
-// Minor-version compatibility of the C ABI: hosts built for 1.0, 1.1, 1.3 or 1.4 keep working with
-// the current plugin (and get nothing written past their table), and a current host loading a
-// plugin from before 1.1 negotiates down and never calls the entries that plugin lacks.
+// Minor-version compatibility of the C ABI: hosts built for 1.0 to 1.7 keep working with the
+// current plugin (and get nothing written past their table), and a current host loading a plugin
+// from before 1.1 negotiates down and never calls the entries that plugin lacks.
 #include <dlfcn.h>
 
 #include <cstring>
@@ -79,14 +79,14 @@ TEST(AbiVersionTest, HostAskingForOnePointZeroWithALargerTableGetsNoLaterEntries
   EXPECT_EQ(api.get_lock, nullptr);
 }
 
-TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointSeven) {
+TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointEight) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
   const RegistryPluginApi& api = (*library)->api();
-  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 7));
-  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_7);
-  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_7, sizeof(RegistryPluginApi));
+  EXPECT_EQ(api.abi_version, REGISTRY_PLUGIN_ABI_VERSION(1, 8));
+  EXPECT_EQ(api.struct_size, REGISTRY_PLUGIN_API_SIZE_1_8);
+  EXPECT_EQ(REGISTRY_PLUGIN_API_SIZE_1_8, sizeof(RegistryPluginApi));
   EXPECT_NE(api.add_data_listener, nullptr);
   EXPECT_NE(api.delete_if_held, nullptr);
   EXPECT_NE(api.get_fair_lock, nullptr);
@@ -96,6 +96,38 @@ TEST(AbiVersionTest, CurrentHostGetsEveryEntryOfOnePointSeven) {
   EXPECT_NE(api.metrics_text, nullptr);
   EXPECT_NE(api.visit_metrics, nullptr);
   EXPECT_NE(api.persist_batch, nullptr);
+  EXPECT_NE(api.list_entries, nullptr);
+  EXPECT_NE(api.store_key_prefix, nullptr);
+  EXPECT_NE(api.check_batch, nullptr);
+}
+
+TEST(AbiVersionTest, HostBuiltForOnePointSevenGetsItsTableAndNoExportEntries) {
+  RegistryPluginApi api;
+  ExpectOlderHostGetsItsTableAndNothingPastIt(7, REGISTRY_PLUGIN_API_SIZE_1_7, &api);
+  EXPECT_NE(api.persist_batch, nullptr);
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, list_entries));
+  EXPECT_FALSE(REGISTRY_PLUGIN_API_HAS(&api, check_batch));
+}
+
+TEST(AbiVersionTest, HostSpeakingOnePointSevenIsToldExportAndImportNeedOnePointEight) {
+  absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
+      LoadPluginForType("memory", {kPluginDir}, REGISTRY_PLUGIN_ABI_VERSION(1, 7));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->api().struct_size, REGISTRY_PLUGIN_API_SIZE_1_7);
+  absl::StatusOr<std::unique_ptr<PluginRepository>> repository = (*library)->CreateFromProps({});
+  ASSERT_TRUE(repository.ok()) << repository.status();
+  EXPECT_FALSE((*repository)->SupportsExport());
+  size_t bad_index = 99;
+  for (const absl::Status& status :
+       {(*repository)->ListEntries("/").status(), (*repository)->StoreKeyPrefix().status(),
+        (*repository)->CheckBatch({{"/k", "v"}}, &bad_index)}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(status.message(),
+                AllOf(HasSubstr("ABI 1.7"), HasSubstr("export and import need 1.8")));
+  }
+  EXPECT_EQ(bad_index, 1u) << "no entry is at fault";
+  // What 1.7 has still works: the batch itself.
+  EXPECT_TRUE((*repository)->PersistBatch({{"/k", "v"}}).ok());
 }
 
 TEST(AbiVersionTest, HostBuiltForOnePointSixGetsItsTableAndNoMetrics) {
@@ -278,6 +310,8 @@ TEST(AbiVersionTest, PluginFromBeforeOnePointOneNegotiatesDownAndItsMissingEntri
   ASSERT_TRUE(repository.ok()) << repository.status();
   EXPECT_FALSE((*repository)->SupportsWatches());
   EXPECT_FALSE((*repository)->SupportsLocks());
+  EXPECT_FALSE((*repository)->SupportsExport());
+  EXPECT_EQ((*repository)->ListEntries("/").status().code(), absl::StatusCode::kUnimplemented);
   absl::StatusOr<PluginWatch> watch = (*repository)->AddWatch("/k", [](const DataChangedEvent&) {});
   ASSERT_FALSE(watch.ok());
   EXPECT_EQ(watch.status().code(), absl::StatusCode::kUnimplemented);

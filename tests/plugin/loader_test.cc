@@ -117,7 +117,7 @@ TEST(LoadPluginTest, PluginRejectingTheHostVersionIsRefusedNamingBothVersions) {
   ASSERT_FALSE(library.ok());
   EXPECT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(library.status().message(),
-              AllOf(HasSubstr("libregistry_futureabi.so"), HasSubstr("host ABI 1.7"),
+              AllOf(HasSubstr("libregistry_futureabi.so"), HasSubstr("host ABI 1.8"),
                     HasSubstr("speaks ABI 2.0")));
 }
 
@@ -128,7 +128,7 @@ TEST(LoadPluginTest, HostAskingForAnUnknownMajorIsRefusedByThePluginNamingBothVe
   EXPECT_EQ(library.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(library.status().message(),
               AllOf(HasSubstr("host ABI 7.3"), HasSubstr("UNIMPLEMENTED"),
-                    HasSubstr("speaks ABI 1.7"), HasSubstr("asked for 7.3")));
+                    HasSubstr("speaks ABI 1.8"), HasSubstr("asked for 7.3")));
 }
 
 TEST(LoadPluginTest, NewerMinorHostNegotiatesDownToThePluginsMinor) {

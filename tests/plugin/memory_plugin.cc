@@ -7,13 +7,16 @@
 //   - a prop or override "fail" = "<message>" makes creation fail with InvalidArgument;
 //   - every connection listener is told CONNECTED once, from a background thread;
 //   - Persist("/test/lose_lock", NAME) stores nothing and makes the hold of lock NAME lost;
-//   - the DELETED event of a key whose last segment is "forgotten" carries no value.
+//   - the DELETED event of a key whose last segment is "forgotten" carries no value;
+//   - ListEntries reports a key as ephemeral while PersistEphemeral's write is its last, and with
+//     flags 7 when its last segment is "flagged"; the store key prefix is "memory/".
 // Watches are delivered by one background thread per repository; locks are memory_locks.h.
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -83,8 +86,36 @@ class MemoryRepository final : public Repository {
     }
     absl::MutexLock lock(&mu_);
     Set(std::string(key), std::string(value));
+    ephemeral_.erase(std::string(key));
     return absl::OkStatus();
   }
+
+  absl::Status CheckBatch(const std::vector<KeyValue>& entries, size_t* bad_index) override {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (bad_index != nullptr) *bad_index = i;
+      if (absl::Status s = Check(entries[i].first); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("entry ", i, ": ", s.message()));
+      }
+    }
+    if (bad_index != nullptr) *bad_index = entries.size();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<StoredEntry>> ListEntries(absl::string_view key) override {
+    if (absl::Status s = Check(key); !s.ok()) return s;
+    std::vector<StoredEntry> entries;
+    absl::MutexLock lock(&mu_);
+    for (const auto& [k, v] : data_) {
+      if (!Covers(key, k)) continue;
+      entries.push_back({.key = k,
+                         .value = v,
+                         .flags = absl::EndsWith(k, "/flagged") ? 7u : 0u,
+                         .ephemeral = ephemeral_.count(k) > 0});
+    }
+    return entries;
+  }
+
+  absl::StatusOr<std::string> StoreKeyPrefix() override { return std::string("memory/"); }
 
   absl::Status Update(absl::string_view key, absl::string_view value) override {
     if (absl::Status s = Check(key); !s.ok()) return s;
@@ -107,13 +138,18 @@ class MemoryRepository final : public Repository {
     for (auto it = data_.lower_bound(prefix);
          it != data_.end() && absl::StartsWith(it->first, prefix);) {
       Publish(DataChangedEvent::Type::kDeleted, it->first, it->second);
+      ephemeral_.erase(it->first);
       it = data_.erase(it);
     }
+    ephemeral_.erase(std::string(key));
     return absl::OkStatus();
   }
 
   absl::Status PersistEphemeral(absl::string_view key, absl::string_view value) override {
-    return Persist(key, value);
+    if (absl::Status s = Persist(key, value); !s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    ephemeral_.insert(std::string(key));
+    return absl::OkStatus();
   }
 
   absl::StatusOr<bool> PersistExclusiveEphemeral(absl::string_view key,
@@ -122,6 +158,7 @@ class MemoryRepository final : public Repository {
     absl::MutexLock lock(&mu_);
     if (data_.count(std::string(key)) > 0) return false;
     Set(std::string(key), std::string(value));
+    ephemeral_.insert(std::string(key));
     return true;
   }
 
@@ -289,6 +326,7 @@ class MemoryRepository final : public Repository {
   std::thread deliverer_;                      // started by the first Watch(), joined by Close()
   MemoryLockService* locks_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::map<std::string, std::string> data_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> ephemeral_ ABSL_GUARDED_BY(mu_);  // keys PersistEphemeral wrote last
   std::map<int, ConnectionListener> listeners_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> notifiers_ ABSL_GUARDED_BY(mu_);  // joined in Close()
   int next_id_ ABSL_GUARDED_BY(mu_) = 1;
