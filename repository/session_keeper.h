@@ -254,7 +254,7 @@ class SessionKeeper {
   ListenerRegistry<ConnectionState> listeners_{"connection listener"};
   ListenerRegistry<InstanceSession::Event> observers_{"session observer"};
 
-  bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;       // some key is bound to an old session
+  bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;  // some key is bound to an old session
   // Lost sessions the server may still have, destroyed by the restorer (retried) so that their
   // locks and keys are free after the lock-delay rather than after their expiry. Attempts stop
   // 2 x TTL after the loss: the server has expired the session on its own by then, unless a
