@@ -48,6 +48,24 @@ void CollectEntry(const RegistryEntry* entry, void* user_data) noexcept {
   }
 }
 
+// A batch of entries as the C ABI's parallel arrays (persist_batch, check_batch); it points into
+// `entries`, which must outlive it.
+struct BatchArrays {
+  explicit BatchArrays(const std::vector<Repository::KeyValue>& entries) {
+    keys.reserve(entries.size());
+    values.reserve(entries.size());
+    lens.reserve(entries.size());
+    for (const auto& [key, value] : entries) {
+      keys.push_back(key.c_str());
+      values.push_back(value.data());
+      lens.push_back(value.size());
+    }
+  }
+  std::vector<const char*> keys;
+  std::vector<const char*> values;
+  std::vector<size_t> lens;
+};
+
 }  // namespace
 
 PluginLibrary::~PluginLibrary() {
@@ -217,38 +235,20 @@ absl::Status PluginRepository::PersistBatch(const std::vector<KeyValue>& entries
   if (!REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH, persist_batch)) {
     return Repository::PersistBatch(entries, written);
   }
-  std::vector<const char*> keys, values;
-  std::vector<size_t> lens;
-  keys.reserve(entries.size());
-  values.reserve(entries.size());
-  lens.reserve(entries.size());
-  for (const auto& [key, value] : entries) {
-    keys.push_back(key.c_str());
-    values.push_back(value.data());
-    lens.push_back(value.size());
-  }
+  const BatchArrays batch(entries);
   RegistryError error{};
-  const int code = api_.persist_batch(handle_, keys.data(), values.data(), lens.data(),
-                                      entries.size(), written, &error);
+  const int code = api_.persist_batch(handle_, batch.keys.data(), batch.values.data(),
+                                      batch.lens.data(), entries.size(), written, &error);
   return TakeStatus(api_, code, &error);
 }
 
 absl::Status PluginRepository::CheckBatch(const std::vector<KeyValue>& entries, size_t* bad_index) {
   if (bad_index != nullptr) *bad_index = entries.size();
   if (!SupportsExport()) return Missing("export and import", REGISTRY_PLUGIN_ABI_MINOR_EXPORT);
-  std::vector<const char*> keys, values;
-  std::vector<size_t> lens;
-  keys.reserve(entries.size());
-  values.reserve(entries.size());
-  lens.reserve(entries.size());
-  for (const auto& [key, value] : entries) {
-    keys.push_back(key.c_str());
-    values.push_back(value.data());
-    lens.push_back(value.size());
-  }
+  const BatchArrays batch(entries);
   RegistryError error{};
-  const int code = api_.check_batch(handle_, keys.data(), values.data(), lens.data(),
-                                    entries.size(), bad_index, &error);
+  const int code = api_.check_batch(handle_, batch.keys.data(), batch.values.data(),
+                                    batch.lens.data(), entries.size(), bad_index, &error);
   return TakeStatus(api_, code, &error);
 }
 
