@@ -5,7 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "watch/listing_parser.h"
+#include "consul/kv_listing_decoder.h"
 
 namespace registry::watch {
 namespace {
@@ -145,7 +145,7 @@ std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view 
   bool first = true;
   bool went_back = false;  // a known key's index is lower: compare by content (CompareBy)
   size_t old = 0;
-  const bool read = ForEachListingEntry(body, [&](const ListingEntryView& entry) {
+  const bool read = consul::ForEachListingEntry(body, [&](const consul::ListingEntryView& entry) {
     if (!first && entry.key <= last_key) return false;
     first = false;
     last_key.assign(entry.key.data(), entry.key.size());

@@ -98,10 +98,10 @@ DiffResult DiffListing(Snapshot previous, std::vector<consul::DirEntry> listing,
 // DiffListing straight from the body of a recursive listing, which is what every watch answer
 // is: entries the listener already has (most of a big listing) are compared in place and never
 // copied (nor, compared by index, decoded). Returns nullopt, with `*previous` untouched, when the
-// body is not a listing ForEachListingEntry reads, a value it decodes is not base64, or the keys
-// are not in strictly ascending byte order (Consul lists them sorted; anything else is left to
-// the general parser and DiffListing). On success `*previous` is consumed and the result equals
-// DiffListing's.
+// body is not a listing consul::ForEachListingEntry (consul/kv_listing_decoder.h) reads, a value
+// it decodes is not base64, or the keys are not in strictly ascending byte order (Consul lists
+// them sorted; anything else is left to the general parser and DiffListing). On success
+// `*previous` is consumed and the result equals DiffListing's.
 std::optional<DiffResult> DiffListingBody(Snapshot* previous, absl::string_view body,
                                           const WatchScope& scope, const KeyMapper& mapper,
                                           CompareBy compare);

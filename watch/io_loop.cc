@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "base/backoff.h"
 #include "base/monotonic.h"
 #include "base/plugin_metrics.h"
 #include "base/status_text.h"
@@ -36,16 +37,28 @@ metrics::Gauge& ActiveWatches(bool key_watch) {
 
 }  // namespace
 
-IoLoop::Query::Query(IoLoop* loop, WatchScope scope) : loop(loop), scope(std::move(scope)) {}
-
-IoLoop::Query::~Query() {
+IoLoop::Transfer::~Transfer() {
   exchange.reset();  // detaches from `easy` first
   if (easy != nullptr) curl_easy_cleanup(easy);
-  if (counted_active) ActiveWatches(observer != nullptr).Add(-1);
+}
+
+IoLoop::WatchEntry::WatchEntry(IoLoop* loop, WatchState initial)
+    : state(std::move(initial)), own(loop, this, kOwnQuery) {}
+
+IoLoop::WatchEntry::~WatchEntry() {
+  if (counted_active) ActiveWatches(IsKeyWatch(state)).Add(-1);
 }
 
 IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options)
     : options_(std::move(options)),
+      rules_{.block_query_wait = options_.block_query_wait,
+             .split_guard_pause = options_.split_guard_pause,
+             .split = SplitLimits{options_.split_threshold, options_.max_queries_per_watch},
+             .key_mapper = options_.key_mapper,
+             .backoff_delay =
+                 [this](int backoffs) {
+                   return BackoffDelay(options_.retry_min, options_.retry_max, backoffs, rng_);
+                 }},
       client_(client),
       curl_options_(consul::CurlOptionsFrom(client->options())) {}
 
@@ -105,27 +118,11 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
   // The starting view: everything applied after this listing is reported.
   absl::StatusOr<consul::KvListResult> listing = client_->KvList(consul_key, {}, &canceller_);
   if (!listing.ok()) return Annotate(listing.status(), consul_key);
-  WatchScope scope(consul_key);
-  std::optional<SplitPlan> plan;
-  const bool worth_planning = WorthPlanning(listing->entries.size(), /*declined_at=*/0);
-  if (worth_planning) {
-    std::vector<ListedKey> keys;
-    keys.reserve(listing->entries.size());
-    for (const consul::DirEntry& entry : listing->entries) {
-      keys.push_back(ListedKey{entry.key, entry.modify_index});
-    }
-    plan = PlanSplit(scope, keys, split_limits());
-  }
-  DiffResult initial = DiffListing({}, std::move(listing->entries), scope, options_.key_mapper,
-                                   CompareBy::kModifyIndex);
-  auto query = std::make_unique<Query>(this, std::move(scope));
-  query->plan = std::move(plan);
-  if (worth_planning && !query->plan.has_value()) query->declined_at = initial.next.size();
-  query->snapshot = std::move(initial.next);
-  query->tracker.Observe(listing->meta.index);
   std::vector<DataChangedEvent> replay;
-  if (options.replay_existing) replay = std::move(initial.events);
-  return Register(std::move(query), std::move(listener), std::move(replay));
+  auto watch = std::make_unique<WatchEntry>(
+      this, NewTreeWatch(rules_, WatchScope(consul_key), *std::move(listing), &replay));
+  if (!options.replay_existing) replay.clear();
+  return Register(std::move(watch), std::move(listener), std::move(replay));
 }
 
 absl::StatusOr<WatchId> IoLoop::WatchKey(std::string consul_key, KeyObserver observer,
@@ -136,17 +133,18 @@ absl::StatusOr<WatchId> IoLoop::WatchKey(std::string consul_key, KeyObserver obs
   }
   absl::Status valid = consul::BuildKvGetRequest(consul_key, {}).status();
   if (!valid.ok()) return Annotate(valid, consul_key);
-  auto query = std::make_unique<Query>(this, WatchScope(std::move(consul_key)));
-  query->observer = std::make_shared<const KeyObserver>(std::move(observer));
-  query->start_at = options.start_at;
-  return Register(std::move(query), nullptr, {});
+  auto watch = std::make_unique<WatchEntry>(
+      this, NewKeyWatch(WatchScope(std::move(consul_key)), options.start_at));
+  watch->observer = std::make_shared<const KeyObserver>(std::move(observer));
+  return Register(std::move(watch), nullptr, {});
 }
 
-absl::StatusOr<WatchId> IoLoop::Register(std::unique_ptr<Query> query, DataChangedListener listener,
+absl::StatusOr<WatchId> IoLoop::Register(std::unique_ptr<WatchEntry> watch,
+                                         DataChangedListener listener,
                                          std::vector<DataChangedEvent> replay) {
-  const std::string& consul_key = query->scope.consul_key();
-  query->easy = curl_easy_init();
-  if (query->easy == nullptr) {
+  const std::string& consul_key = watch->state.scope.consul_key();
+  watch->own.easy = curl_easy_init();
+  if (watch->own.easy == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("watch '", consul_key, "': cannot allocate a curl handle"));
   }
@@ -158,13 +156,13 @@ absl::StatusOr<WatchId> IoLoop::Register(std::unique_ptr<Query> query, DataChang
           absl::StrCat("watch '", consul_key, "': the watch engine is closed"));
     }
     id = next_id_++;
-    query->id = id;
+    watch->id = id;
     live_.insert(id);
     dispatcher_->Add(id, std::move(listener));
     dispatcher_->Enqueue(id, std::move(replay));
-    query->counted_active = true;
-    ActiveWatches(query->observer != nullptr).Add(1);
-    adds_.push_back(std::move(query));
+    watch->counted_active = true;
+    ActiveWatches(IsKeyWatch(watch->state)).Add(1);
+    adds_.push_back(std::move(watch));
   }
   Wake();
   return id;
@@ -238,7 +236,7 @@ void IoLoop::Run() {
 }
 
 bool IoLoop::TakeCommands() {
-  std::vector<std::unique_ptr<Query>> adds;
+  std::vector<std::unique_ptr<WatchEntry>> adds;
   std::vector<WatchId> removes;
   {
     absl::MutexLock lock(&mu_);
@@ -248,23 +246,16 @@ bool IoLoop::TakeCommands() {
   }
   const absl::Time now = MonotonicNow();
   // Adds before removes: a watch removed right after it was added is in both lists.
-  for (std::unique_ptr<Query>& query : adds) {
-    Query* raw = query.get();
-    queries_[raw->id] = std::move(query);
-    if (raw->start_at > now) {
-      raw->retry_at = raw->start_at;
-      timers_.emplace(raw->retry_at, raw->id);
-    } else if (raw->plan.has_value()) {
-      StartProbes(raw, now);
-    } else {
-      StartQuery(raw, now);
-    }
+  for (std::unique_ptr<WatchEntry>& watch : adds) {
+    WatchEntry* raw = watch.get();
+    watches_[raw->id] = std::move(watch);
+    Step(raw, Started{now}, now);
   }
   for (WatchId id : removes) {
-    auto it = queries_.find(id);
-    if (it == queries_.end()) continue;
-    Drop(it->second.get());
-    queries_.erase(it);
+    auto it = watches_.find(id);
+    if (it == watches_.end()) continue;
+    DropWatch(it->second.get());
+    watches_.erase(it);
   }
   return true;
 }
@@ -273,9 +264,9 @@ void IoLoop::FireDueTimers(absl::Time now) {
   while (!timers_.empty() && timers_.top().first <= now) {
     auto [at, id] = timers_.top();
     timers_.pop();
-    auto it = queries_.find(id);
-    Query* due = it == queries_.end() ? nullptr : DueAt(it->second.get(), at);
-    if (due != nullptr) StartQuery(due, now);  // else a stale timer
+    auto it = watches_.find(id);
+    // The machine starts the query waiting for `at`, if any (else the timer is stale).
+    if (it != watches_.end()) Step(it->second.get(), TimerFired{at, now}, now);
   }
 }
 
@@ -298,25 +289,25 @@ void IoLoop::OnReady(const epoll_event& event) {
 void IoLoop::DropAllOldestConnectionFirst() {
   // libcurl finds a connection to close by walking its per-host list from the oldest one, so
   // this order keeps closing thousands of parked queries linear.
-  std::vector<std::pair<uint64_t, Query*>> order;
-  order.reserve(queries_.size());
-  auto add = [this, &order](Query* query) {
+  std::vector<std::pair<uint64_t, Transfer*>> order;
+  order.reserve(watches_.size());
+  auto add = [this, &order](Transfer* transfer) {
     curl_socket_t socket = CURL_SOCKET_BAD;
     uint64_t serial = 0;
-    if (query->exchange != nullptr &&
-        curl_easy_getinfo(query->easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK) {
+    if (transfer->exchange != nullptr &&
+        curl_easy_getinfo(transfer->easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK) {
       auto it = socket_serial_.find(socket);
       if (it != socket_serial_.end()) serial = it->second;
     }
-    order.emplace_back(serial, query);
+    order.emplace_back(serial, transfer);
   };
-  for (auto& [id, query] : queries_) {
-    add(query.get());
-    for (auto& probe : query->probes) add(probe.get());
+  for (auto& [id, watch] : watches_) {
+    add(&watch->own);
+    for (auto& probe : watch->probes) add(probe.get());
   }
   std::sort(order.begin(), order.end());
-  for (auto& [serial, query] : order) Drop(query);
-  queries_.clear();
+  for (auto& [serial, transfer] : order) Drop(transfer);
+  watches_.clear();
 }
 
 void IoLoop::Wake() {
@@ -350,93 +341,6 @@ int IoLoop::OnTimer(CURLM* multi, long timeout_ms, void* data) {
   self->curl_deadline_ =
       timeout_ms < 0 ? absl::InfiniteFuture() : MonotonicNow() + absl::Milliseconds(timeout_ms);
   return 0;
-}
-
-void IoLoop::CompleteFinished() {
-  std::vector<std::pair<CURL*, CURLcode>> done;
-  int queued = 0;
-  while (CURLMsg* message = curl_multi_info_read(multi_, &queued)) {
-    if (message->msg == CURLMSG_DONE) done.emplace_back(message->easy_handle, message->data.result);
-  }
-  const absl::Time now = MonotonicNow();
-  for (auto [easy, result] : done) {
-    char* pointer = nullptr;
-    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &pointer);
-    Query* query = reinterpret_cast<Query*>(pointer);
-    if (query != nullptr && query->exchange != nullptr) Complete(query, result, now);
-  }
-  retired_.clear();
-}
-
-absl::StatusOr<consul::HttpRequest> IoLoop::BuildRequest(const Query& query,
-                                                         const consul::QueryOptions& options) {
-  const std::string& key = query.scope.consul_key();
-  if (query.observer != nullptr) return consul::BuildKvGetRequest(key, options);
-  if (!query.probe.has_value()) return consul::BuildKvListRequest(key, options);
-  switch (query.probe->kind) {
-    case Probe::Kind::kKey:
-      return consul::BuildKvGetRequest(key, options);
-    case Probe::Kind::kGuard:
-      return consul::BuildKvKeysRequest(key, "/", options);
-    case Probe::Kind::kTree:
-      break;
-  }
-  return consul::BuildKvListRequest(key, options);
-}
-
-void IoLoop::StartQuery(Query* query, absl::Time now) {
-  query->retry_at = absl::InfiniteFuture();
-  consul::QueryOptions options;
-  options.index = query->resync || query->replan ? 0 : query->tracker.next_index();
-  options.wait = options_.block_query_wait;
-  absl::StatusOr<consul::HttpRequest> request = BuildRequest(*query, options);
-  const std::string server = client_->PreferredServer();
-  if (!request.ok()) {
-    Fail(WatchOf(query), request.status(), server, now);
-    return;
-  }
-  request->server = server;
-  consul::ApplyClientOptions(client_->options(), &*request);
-  absl::StatusOr<std::unique_ptr<consul::CurlExchange>> exchange =
-      consul::CurlExchange::Start(query->easy, *std::move(request), curl_options_);
-  if (!exchange.ok()) {
-    Fail(WatchOf(query), exchange.status(), server, now);
-    return;
-  }
-  curl_easy_setopt(query->easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(query));
-  curl_easy_setopt(query->easy, CURLOPT_OPENSOCKETFUNCTION, &IoLoop::OpenSocket);
-  curl_easy_setopt(query->easy, CURLOPT_OPENSOCKETDATA, query);
-  query->sent_index = options.index;
-  query->refused_new_connection = false;
-  CURLMcode added = curl_multi_add_handle(multi_, query->easy);
-  if (added != CURLM_OK) {
-    exchange->reset();
-    Fail(WatchOf(query),
-         absl::ResourceExhaustedError(
-             absl::StrCat("curl_multi_add_handle: ", curl_multi_strerror(added))),
-         server, now);
-    return;
-  }
-  query->exchange = *std::move(exchange);
-  query->sent_at = now;
-}
-
-curl_socket_t IoLoop::OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address) {
-  auto* query = static_cast<Query*>(data);
-  if (purpose == CURLSOCKTYPE_IPCXN && query->sent_index != 0 && !query->trust_new_connection) {
-    query->refused_new_connection = true;
-    return CURL_SOCKET_BAD;
-  }
-  const curl_socket_t opened = socket(address->family, address->socktype, address->protocol);
-  if (opened != CURL_SOCKET_BAD) query->loop->socket_serial_[opened] = ++query->loop->socket_count_;
-  return opened;
-}
-
-void IoLoop::Drop(Query* query) {
-  for (auto& probe : query->probes) Drop(probe.get());
-  if (query->exchange == nullptr) return;
-  curl_multi_remove_handle(multi_, query->easy);
-  query->exchange.reset();
 }
 
 }  // namespace registry::watch::internal

@@ -12,7 +12,6 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "watch/diff.h"
-#include "watch/listing_parser.h"
 
 namespace registry::watch {
 namespace {
@@ -200,22 +199,6 @@ TEST(DiffListingBodyTest, IndexWithALeadingZeroIsLeftToTheGeneralParser) {
                                WatchScope("ns/a/"), nullptr, CompareBy::kModifyIndex)
                    .has_value());
   EXPECT_TRUE(view.empty());
-}
-
-TEST(ListingParserTest, ForEachListingEntryViewsTheBodyAndStopsWhenAsked) {
-  const std::string body =
-      R"([{"Key":"ns/a","Value":"eA==","Session":"s\"1","CreateIndex":1,"ModifyIndex":2},)"
-      R"({"Key":"ns/b","Value":null,"CreateIndex":3,"ModifyIndex":4}])";
-  std::vector<std::string> seen;
-  EXPECT_TRUE(ForEachListingEntry(body, [&](const ListingEntryView& entry) {
-    seen.push_back(absl::StrCat(entry.key, "|", entry.value_base64, "|", entry.session, "|",
-                                entry.create_index, "|", entry.modify_index));
-    return true;
-  }));
-  EXPECT_EQ(seen, (std::vector<std::string>{"ns/a|eA==|s\"1|1|2", "ns/b|||3|4"}));
-  int visits = 0;
-  EXPECT_FALSE(ForEachListingEntry(body, [&](const ListingEntryView&) { return ++visits < 1; }));
-  EXPECT_EQ(visits, 1);
 }
 
 }  // namespace

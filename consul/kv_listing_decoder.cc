@@ -1,13 +1,15 @@
-#include "watch/listing_parser.h"
+#include "consul/kv_listing_decoder.h"
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/utf8.h"
+#include "consul/errors.h"
 
-namespace registry::watch {
+namespace registry::consul {
 namespace {
 
 class Scanner {
@@ -356,4 +358,16 @@ bool ForEachListingEntry(absl::string_view body,
   return scan.AtEnd();
 }
 
-}  // namespace registry::watch
+absl::StatusOr<QueryMeta> ParseKvReadAnswer(const HttpRequest& request,
+                                            const absl::StatusOr<HttpResponse>& response) {
+  if (!response.ok()) return response.status();
+  if (response->status != 200 && response->status != 404) {
+    absl::Status error = ErrorFromResponse(request, *response);
+    return error.ok() ? absl::InternalError(absl::StrCat("HTTP ", response->status)) : error;
+  }
+  return ParseQueryMeta(request, *response);
+}
+
+bool KvReadFound(const HttpResponse& response) { return response.status == 200; }
+
+}  // namespace registry::consul
