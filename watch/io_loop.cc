@@ -296,8 +296,7 @@ void IoLoop::DropAllOldestConnectionFirst() {
     uint64_t serial = 0;
     if (transfer->exchange != nullptr &&
         curl_easy_getinfo(transfer->easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK) {
-      auto it = socket_serial_.find(socket);
-      if (it != socket_serial_.end()) serial = it->second;
+      serial = sockets_.SerialOf(socket);
     }
     order.emplace_back(serial, transfer);
   };
@@ -319,20 +318,23 @@ void IoLoop::Wake() {
 int IoLoop::OnSocket(CURL* easy, curl_socket_t socket, int what, void* data, void* assigned) {
   auto* self = static_cast<IoLoop*>(data);
   if (what == CURL_POLL_REMOVE) {
-    epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, socket, nullptr);  // may be closed already
+    // libcurl may say so after closing the socket, when its number may be another's by now.
+    if (self->sockets_.ShouldUnregister(socket, assigned)) {
+      epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, socket, nullptr);
+    }
     return 0;
   }
   epoll_event event{};
   event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
   event.data.fd = socket;
-  if (assigned == nullptr) {
-    if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST) {
-      epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, socket, &event);
-    }
-    curl_multi_assign(self->multi_, socket, self);  // any non-null marker: "registered"
-  } else if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT) {
-    epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, socket, &event);
+  const int first = assigned == nullptr ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+  if (epoll_ctl(self->epoll_fd_, first, socket, &event) != 0 &&
+      (errno == EEXIST || errno == ENOENT)) {
+    epoll_ctl(self->epoll_fd_, first == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, socket,
+              &event);
   }
+  // Renewed on every change: the registration now belongs to the socket open under this number.
+  curl_multi_assign(self->multi_, socket, self->sockets_.TokenFor(socket));
   return 0;
 }
 

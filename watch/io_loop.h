@@ -50,6 +50,7 @@
 #include "consul/kv.h"
 #include "watch/dispatcher.h"
 #include "watch/query_machine.h"
+#include "watch/socket_ledger.h"
 #include "watch/watch_engine.h"
 
 namespace registry::watch::internal {
@@ -112,6 +113,9 @@ class IoLoop {
 
   // CURLOPT_OPENSOCKETFUNCTION of every transfer (`data` is its Transfer).
   static curl_socket_t OpenSocket(void* data, curlsocktype purpose, curl_sockaddr* address);
+  // CURLOPT_CLOSESOCKETFUNCTION of every transfer (`data` is the loop): the ledger forgets the
+  // socket before its descriptor is released.
+  static int CloseSocket(void* data, curl_socket_t socket);
 
   // libcurl's socket and timer callbacks (CURLMOPT_SOCKETFUNCTION / TIMERFUNCTION); `data` is
   // the loop. They run on the IO thread, inside libcurl calls.
@@ -176,10 +180,9 @@ class IoLoop {
   // IO thread only.
   absl::BitGen rng_;                                   // the back-offs' jitter (rules_)
   absl::Time curl_deadline_ = absl::InfiniteFuture();  // libcurl's next timeout (OnTimer)
-  // Creation order of the sockets opened for queries (by descriptor; a reused descriptor gets a
-  // new number), to close connections oldest first.
-  absl::flat_hash_map<curl_socket_t, uint64_t> socket_serial_;
-  uint64_t socket_count_ = 0;
+  // The sockets opened for queries and their creation order (socket_ledger.h): which epoll
+  // registrations are still theirs, and the order to close connections in, oldest first.
+  SocketLedger sockets_;
   using Timer = std::pair<absl::Time, WatchId>;
   absl::flat_hash_map<WatchId, std::unique_ptr<WatchEntry>> watches_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;  // lazy: stale

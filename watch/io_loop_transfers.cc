@@ -4,6 +4,7 @@
 // libcurl reports becomes the machine's inputs, and the actions it returns become requests,
 // timers, split transfers, listener events and log lines. The rest of the loop is in io_loop.cc.
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -135,6 +136,8 @@ bool IoLoop::StartRequest(WatchEntry* watch, const Send& send, absl::Time now) {
   curl_easy_setopt(transfer->easy, CURLOPT_PRIVATE, reinterpret_cast<char*>(transfer));
   curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETFUNCTION, &IoLoop::OpenSocket);
   curl_easy_setopt(transfer->easy, CURLOPT_OPENSOCKETDATA, transfer);
+  curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETFUNCTION, &IoLoop::CloseSocket);
+  curl_easy_setopt(transfer->easy, CURLOPT_CLOSESOCKETDATA, this);
   transfer->refused_new_connection = false;
   CURLMcode added = curl_multi_add_handle(multi_, transfer->easy);
   if (added != CURLM_OK) {
@@ -180,10 +183,13 @@ curl_socket_t IoLoop::OpenSocket(void* data, curlsocktype purpose, curl_sockaddr
     return CURL_SOCKET_BAD;
   }
   const curl_socket_t opened = socket(address->family, address->socktype, address->protocol);
-  if (opened != CURL_SOCKET_BAD) {
-    transfer->loop->socket_serial_[opened] = ++transfer->loop->socket_count_;
-  }
+  if (opened != CURL_SOCKET_BAD) transfer->loop->sockets_.Opened(opened);
   return opened;
+}
+
+int IoLoop::CloseSocket(void* data, curl_socket_t socket) {
+  static_cast<IoLoop*>(data)->sockets_.Closed(socket);
+  return close(socket);
 }
 
 void IoLoop::Drop(Transfer* transfer) {
