@@ -70,7 +70,7 @@ absl::Status ReleaseWithRetries(LockCore& core, absl::FunctionRef<absl::StatusOr
 
 AcquireLoop::AcquireLoop(LockCore& core, const std::string& name, absl::Time deadline,
                          absl::Time request_deadline, absl::string_view op,
-                         std::string* pending_release, absl::string_view noun)
+                         PendingRelease* pending_release, absl::string_view noun)
     : core_(core),
       name_(name),
       deadline_(deadline),

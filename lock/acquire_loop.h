@@ -79,7 +79,7 @@ class AcquireLoop {
   // One Acquire of the lock called `name` (see RemoteLock::Acquire for the arguments); `noun`
   // says what it is in errors.
   AcquireLoop(LockCore& core, const std::string& name, absl::Time deadline,
-              absl::Time request_deadline, absl::string_view op, std::string* pending_release,
+              absl::Time request_deadline, absl::string_view op, PendingRelease* pending_release,
               absl::string_view noun = "lock");
   virtual ~AcquireLoop() = default;
   AcquireLoop(const AcquireLoop&) = delete;
@@ -124,8 +124,8 @@ class AcquireLoop {
   absl::Status Prefixed(const absl::Status& status) const;
 
   // What the caller must release if the call ends without a hold (RemoteLock::Acquire).
-  void set_pending_release(std::string what) { *pending_release_ = std::move(what); }
-  void clear_pending_release() { pending_release_->clear(); }
+  void set_pending_release(PendingRelease what) { *pending_release_ = std::move(what); }
+  void clear_pending_release() { *pending_release_ = PendingRelease(); }
 
   LockCore& core() { return core_; }
   // Every request of the call goes through this canceller, or a child of it.
@@ -142,7 +142,7 @@ class AcquireLoop {
   const absl::Time deadline_;
   const absl::Time request_deadline_;
   const absl::string_view op_;
-  std::string* const pending_release_;
+  PendingRelease* const pending_release_;
   const absl::string_view noun_;
   // Cancelled with the manager, cut at request_deadline.
   consul::Canceller call_;

@@ -29,18 +29,13 @@ namespace {
 // this many at a time (they are leftovers of attempts whose deletes were lost: rare).
 constexpr size_t kMaxStaleRemovals = 32;
 
-// What ReleasePending gets: the session of the last owner key attempt and the entry, apart.
-std::string Pending(const std::string& session, const std::string& entry) {
-  return absl::StrCat(session, "\n", entry);
-}
-
 // One ConsulFairLock::Acquire call: queue rounds until the call's entry heads the queue, then
 // the owner key's (KeyAcquisition).
 class FairAcquisition final : public KeyAcquisition {
  public:
   FairAcquisition(LockCore& core, const std::string& name, const std::string& owner_key,
                   const std::string& queue, absl::Time deadline, absl::Time request_deadline,
-                  absl::string_view op, std::string* pending_release)
+                  absl::string_view op, PendingRelease* pending_release)
       : KeyAcquisition(core, name, owner_key, deadline, request_deadline, op, pending_release),
         prefix_(queue) {}
 
@@ -61,10 +56,13 @@ class FairAcquisition final : public KeyAcquisition {
     return Register(now);
   }
 
-  std::string PendingAfterUnknownAcquire(const std::string& session) override {
-    return Pending(session, entry_);
+  // The owner key's session (as the mutex's) and the call's entry.
+  PendingRelease PendingAfterUnknownAcquire(const std::string& session) override {
+    return {.session = session, .entry = entry_};
   }
-  std::string PendingWithoutUnknownAcquire() override { return Pending(session_, entry_); }
+  PendingRelease PendingWithoutUnknownAcquire() override {
+    return {.session = session_, .entry = entry_};
+  }
 
   // Creates (or, after a lost answer, re-takes) this call's entry and reads the queue, in one
   // txn: the read sees the entry.
@@ -85,7 +83,7 @@ class FairAcquisition final : public KeyAcquisition {
     if (!registered.ok()) {
       const absl::Status& error = registered.status();
       if (!absl::IsCancelled(error) && !consul::IsNotSent(error)) {
-        set_pending_release(Pending(session_, entry_));
+        set_pending_release({.session = session_, .entry = entry_});
       }
       return RetryAfter(error);
     }
@@ -95,7 +93,7 @@ class FairAcquisition final : public KeyAcquisition {
           "queue entry '", entry_, "' refused: ",
           registered->errors.empty() ? "no reason given" : registered->errors[0].what))));
     }
-    set_pending_release(Pending(session_, entry_));  // if the call ends without a hold
+    set_pending_release({.session = session_, .entry = entry_});  // if the call ends without a hold
     std::vector<consul::DirEntry> listed = std::move(registered->results);
     if (!listed.empty()) listed.erase(listed.begin());  // the lock op's own answer
     return Decide(listed);
@@ -201,7 +199,7 @@ ConsulFairLock::ConsulFairLock(LockCore& core, std::string name, std::string own
 absl::StatusOr<std::optional<RemoteHold>> ConsulFairLock::Acquire(absl::Time deadline,
                                                                   absl::Time request_deadline,
                                                                   absl::string_view op,
-                                                                  std::string* pending_release) {
+                                                                  PendingRelease* pending_release) {
   return FairAcquisition(core_, name_, owner_.consul_key(), queue_, deadline, request_deadline, op,
                          pending_release)
       .Run();
@@ -244,16 +242,13 @@ absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
       unlock_error);
 }
 
-void ConsulFairLock::ReleasePending(const std::string& pending) {
-  const size_t split = pending.find('\n');
-  if (split == std::string::npos) return;
-  const std::string session = pending.substr(0, split);
-  const std::string entry = pending.substr(split + 1);
+void ConsulFairLock::ReleasePending(const PendingRelease& pending) {
+  const std::string& entry = pending.entry;
   // A registration cut by the deadline may still be applied after the first delete, hence a
   // second one. Best effort: an entry left behind goes with the session, and the instance's
   // next acquisition of this lock removes it (FairAcquisition::RemoveStale).
   if (!entry.empty() && DeleteEntry(entry).ok()) DeleteEntry(entry).IgnoreError();
-  if (!session.empty()) owner_.ReleasePending(session);
+  if (!pending.session.empty()) owner_.ReleasePending({.session = pending.session});
 }
 
 void ConsulFairLock::ForgetLostHold(const RemoteHold& hold) {

@@ -56,10 +56,10 @@ class ConsulFairLock final : public RemoteLock {
   absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                     absl::Time request_deadline,
                                                     absl::string_view op,
-                                                    std::string* pending_release) override;
+                                                    PendingRelease* pending_release) override;
   absl::Status Release(const RemoteHold& hold) override;
   // `pending` names the call's entry and the session of its last owner key attempt.
-  void ReleasePending(const std::string& pending) override;
+  void ReleasePending(const PendingRelease& pending) override;
   // Deletes the entry of a lost hold, which would otherwise keep its successor waiting.
   void ForgetLostHold(const RemoteHold& hold) override;
 

@@ -30,7 +30,7 @@ absl::Status ConsulMutex::Prefixed(absl::string_view op, const absl::Status& sta
 absl::StatusOr<std::optional<RemoteHold>> ConsulMutex::Acquire(absl::Time deadline,
                                                                absl::Time request_deadline,
                                                                absl::string_view op,
-                                                               std::string* pending_release) {
+                                                               PendingRelease* pending_release) {
   return KeyAcquisition(core_, name_, key_, deadline, request_deadline, op, pending_release).Run();
 }
 
@@ -63,7 +63,8 @@ absl::Status ConsulMutex::Release(const RemoteHold& hold) {
       [&](const absl::Status& error) { return Prefixed("Unlock", error); });
 }
 
-void ConsulMutex::ReleasePending(const std::string& session) {
+void ConsulMutex::ReleasePending(const PendingRelease& pending) {
+  const std::string& session = pending.session;
   // Tier 1 is still reserved, so no hold of this process can own the key now: if it is bound to
   // `session`, that is the lost acquire, released at the index read (fenced like any release).
   // A cut acquire may still be applied after the first look, hence a second one. Best effort:

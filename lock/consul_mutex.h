@@ -33,10 +33,10 @@ class ConsulMutex final : public RemoteLock {
   absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                     absl::Time request_deadline,
                                                     absl::string_view op,
-                                                    std::string* pending_release) override;
+                                                    PendingRelease* pending_release) override;
   absl::Status Release(const RemoteHold& hold) override;
-  // `pending` is the session of an acquire whose answer was lost.
-  void ReleasePending(const std::string& pending) override;
+  // `pending.session` is the session of an acquire whose answer was lost.
+  void ReleasePending(const PendingRelease& pending) override;
 
  private:
   // One fenced release: true if it released the key, false if the key was not at hold.index.

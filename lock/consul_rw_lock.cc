@@ -23,7 +23,7 @@ class RwAcquisition final : public RecordAcquisition {
  public:
   RwAcquisition(LockCore& core, const std::string& name, const std::string& prefix, bool write,
                 absl::Time deadline, absl::Time request_deadline, absl::string_view op,
-                std::string* pending_release)
+                PendingRelease* pending_release)
       : RecordAcquisition(core, name, prefix, deadline, request_deadline, op, pending_release,
                           write ? "write lock" : "read lock"),
         prefix_(prefix),
@@ -165,7 +165,7 @@ ConsulRwLock::ConsulRwLock(LockCore& core, std::string name, std::string prefix,
 absl::StatusOr<std::optional<RemoteHold>> ConsulRwLock::Acquire(absl::Time deadline,
                                                                 absl::Time request_deadline,
                                                                 absl::string_view op,
-                                                                std::string* pending_release) {
+                                                                PendingRelease* pending_release) {
   return RwAcquisition(core_, name_, prefix_, write_, deadline, request_deadline, op,
                        pending_release)
       .Run();

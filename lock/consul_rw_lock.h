@@ -61,7 +61,7 @@ class ConsulRwLock final : public RecordLock {
   absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                     absl::Time request_deadline,
                                                     absl::string_view op,
-                                                    std::string* pending_release) override;
+                                                    PendingRelease* pending_release) override;
 
  private:
   const bool write_;

@@ -21,7 +21,7 @@ class SemaphoreAcquisition final : public RecordAcquisition {
  public:
   SemaphoreAcquisition(LockCore& core, const std::string& name, const std::string& prefix,
                        int limit, absl::Time deadline, absl::Time request_deadline,
-                       absl::string_view op, std::string* pending_release)
+                       absl::string_view op, PendingRelease* pending_release)
       : RecordAcquisition(core, name, prefix, deadline, request_deadline, op, pending_release,
                           "semaphore"),
         prefix_(prefix),
@@ -110,10 +110,9 @@ std::string SemaphoreRecordJson(const SemaphoreRecord& record) {
 ConsulSemaphore::ConsulSemaphore(LockCore& core, std::string name, std::string prefix, int limit)
     : RecordLock(core, "semaphore", std::move(name), std::move(prefix)), limit_(limit) {}
 
-absl::StatusOr<std::optional<RemoteHold>> ConsulSemaphore::Acquire(absl::Time deadline,
-                                                                   absl::Time request_deadline,
-                                                                   absl::string_view op,
-                                                                   std::string* pending_release) {
+absl::StatusOr<std::optional<RemoteHold>> ConsulSemaphore::Acquire(
+    absl::Time deadline, absl::Time request_deadline, absl::string_view op,
+    PendingRelease* pending_release) {
   return SemaphoreAcquisition(core_, name_, prefix_, limit_, deadline, request_deadline, op,
                               pending_release)
       .Run();

@@ -59,7 +59,7 @@ class ConsulSemaphore final : public RecordLock {
   absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                     absl::Time request_deadline,
                                                     absl::string_view op,
-                                                    std::string* pending_release) override;
+                                                    PendingRelease* pending_release) override;
 
  private:
   const int limit_;

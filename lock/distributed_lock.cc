@@ -164,7 +164,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   }
 
   // Tier 2: only the threads holding a slot talk to Consul for this lock.
-  std::string pending;
+  PendingRelease pending;
   absl::StatusOr<std::optional<RemoteHold>> remote =
       remote_->Acquire(deadline, request_deadline, op, &pending);
   const uint64_t id = remote.ok() && remote->has_value() ? core_->NextHoldId() : 0;
@@ -212,7 +212,7 @@ void DistributedLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
   core_->StopWatching(id);
 }
 
-void DistributedLock::ReleaseInBackground(std::string pending) {
+void DistributedLock::ReleaseInBackground(PendingRelease pending) {
   ++releasing_unknown_;
   std::weak_ptr<DistributedLock> weak = weak_from_this();
   core_->Deliver([weak, pending = std::move(pending)] {

@@ -28,7 +28,7 @@ class KeyAcquisition : public AcquireLoop {
   // An Acquire of Consul key `key` (see AcquireLoop for the other arguments).
   KeyAcquisition(LockCore& core, const std::string& name, const std::string& key,
                  absl::Time deadline, absl::Time request_deadline, absl::string_view op,
-                 std::string* pending_release)
+                 PendingRelease* pending_release)
       : AcquireLoop(core, name, deadline, request_deadline, op, pending_release), key_(key) {}
 
  protected:
@@ -37,8 +37,10 @@ class KeyAcquisition : public AcquireLoop {
   // What the caller must release (RemoteLock::ReleasePending) if the call ends now: after an
   // acquire with `session` that may have been applied unseen, and when none was. The mutex's:
   // the session, and nothing.
-  virtual std::string PendingAfterUnknownAcquire(const std::string& session) { return session; }
-  virtual std::string PendingWithoutUnknownAcquire() { return ""; }
+  virtual PendingRelease PendingAfterUnknownAcquire(const std::string& session) {
+    return {.session = session};
+  }
+  virtual PendingRelease PendingWithoutUnknownAcquire() { return {}; }
 
  private:
   // Another session holds the key: block until it changes or the time is up.

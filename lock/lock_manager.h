@@ -172,7 +172,7 @@ class DistributedLock : public std::enable_shared_from_this<DistributedLock> {
   // whose outcome is unknown left pending (RemoteLock::ReleasePending), then frees tier 1. The
   // caller returns at once, so that a TryLock never outlives its deadline, and no local thread
   // takes the lock before Consul is known not to hold anything of that acquire.
-  void ReleaseInBackground(std::string pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseInBackground(PendingRelease pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A fenced transaction: check-index (the hold's) on its fence key, then `writes`, which leave
   // key `key` (Consul key `consul_key`, and with `tree` its subtree) persistent or deleted.
   absl::Status FencedWrite(absl::string_view op, absl::string_view key,

@@ -20,7 +20,7 @@ namespace registry::lock {
 RecordAcquisition::RecordAcquisition(LockCore& core, const std::string& name,
                                      const std::string& prefix, absl::Time deadline,
                                      absl::Time request_deadline, absl::string_view op,
-                                     std::string* pending_release, absl::string_view noun)
+                                     PendingRelease* pending_release, absl::string_view noun)
     : AcquireLoop(core, name, deadline, request_deadline, op, pending_release, noun),
       prefix_(prefix) {}
 
@@ -108,13 +108,13 @@ std::optional<AcquireResult> RecordAcquisition::RunTake(const Take& take, const 
   if (!taken.ok()) {
     const absl::Status& error = taken.status();
     if (take.lock_entry && !absl::IsCancelled(error) && !consul::IsNotSent(error)) {
-      set_pending_release(entry_);
+      set_pending_release({.entry = entry_});
     }
     return RetryAfter(error);
   }
   Reached();
   if (taken->committed) {
-    if (take.lock_entry) set_pending_release(entry_);  // if the call ends without a hold
+    if (take.lock_entry) set_pending_release({.entry = entry_});  // if the call ends without a hold
     if (!take.holds) return std::nullopt;
     return AcquireResult(RemoteHold{session_, entry_, taken->results[0].modify_index});
   }
@@ -160,10 +160,11 @@ absl::Status RecordLock::Release(const RemoteHold& hold) {
       });
 }
 
-void RecordLock::ReleasePending(const std::string& pending) {
+void RecordLock::ReleasePending(const PendingRelease& pending) {
   // A txn cut by the deadline may still be applied after the first delete, hence a second one.
   // Best effort: an entry left behind goes with the session.
-  if (!pending.empty() && DeleteEntry(pending).ok()) DeleteEntry(pending).IgnoreError();
+  const std::string& entry = pending.entry;
+  if (!entry.empty() && DeleteEntry(entry).ok()) DeleteEntry(entry).IgnoreError();
 }
 
 void RecordLock::ForgetLostHold(const RemoteHold& hold) { DeleteEntry(hold.key).IgnoreError(); }

@@ -77,7 +77,7 @@ class RecordAcquisition : public AcquireLoop {
   // As AcquireLoop; `prefix` is the record key (ending with '/'); `noun` names the recipe.
   RecordAcquisition(LockCore& core, const std::string& name, const std::string& prefix,
                     absl::Time deadline, absl::Time request_deadline, absl::string_view op,
-                    std::string* pending_release, absl::string_view noun);
+                    PendingRelease* pending_release, absl::string_view noun);
 
  protected:
   // What to do on `view`. The entry's name is entry_name(); prunes it has left out after a
@@ -118,8 +118,8 @@ class RecordLock : public RemoteLock {
 
   const std::string& consul_key() const override { return prefix_; }
   absl::Status Release(const RemoteHold& hold) override;
-  // `pending` is the entry of a txn whose answer was lost.
-  void ReleasePending(const std::string& pending) override;
+  // `pending.entry` is the entry of a txn whose answer was lost.
+  void ReleasePending(const PendingRelease& pending) override;
   void ForgetLostHold(const RemoteHold& hold) override;
 
  protected:

@@ -40,6 +40,19 @@ struct RemoteHold {
   std::string entry = "";
 };
 
+// What an Acquire whose answer was lost may have left bound to the instance session, for the
+// caller to have released (RemoteLock::ReleasePending). `session`: an acquire of the recipe's lock
+// key (the mutex's key, the fair lock's owner key) with this session may have been applied; ""
+// when none was sent. `entry`: a key of the recipe's own that the call may have created (the fair
+// lock's queue entry, a holder's entry of a record lock), "" when none.
+struct PendingRelease {
+  std::string session = "";
+  std::string entry = "";
+
+  // True when nothing is pending.
+  bool empty() const { return session.empty() && entry.empty(); }
+};
+
 class RemoteLock {
  public:
   virtual ~RemoteLock() = default;
@@ -50,7 +63,7 @@ class RemoteLock {
 
   // Acquires the lock in Consul: the hold, or nullopt when `deadline` passed first (nothing is
   // then held by this call). Requests are cut at `request_deadline`; `op` names the call in
-  // errors. When it returns without a hold and `*pending_release` is set, a write of the call
+  // errors. When it returns without a hold and `*pending_release` is not empty, a write of the call
   // whose outcome is unknown (its answer was lost) may have left Consul state bound to the
   // session: the caller must have it released (ReleasePending) before tier 1 is given to
   // anyone. Errors: the manager's closed status; Unavailable once Consul was unreachable for
@@ -58,14 +71,14 @@ class RemoteLock {
   virtual absl::StatusOr<std::optional<RemoteHold>> Acquire(absl::Time deadline,
                                                             absl::Time request_deadline,
                                                             absl::string_view op,
-                                                            std::string* pending_release) = 0;
+                                                            PendingRelease* pending_release) = 0;
 
   // Releases `hold` (fenced), retrying an unreachable Consul for at most max_unreachable. OK
   // also when the hold was no longer in Consul (lost, or its session gone).
   virtual absl::Status Release(const RemoteHold& hold) = 0;
 
   // Best-effort release of what an Acquire left pending (`pending`, as it set it).
-  virtual void ReleasePending(const std::string& pending) = 0;
+  virtual void ReleasePending(const PendingRelease& pending) = 0;
 
   // Best-effort clean-up after `hold` was lost (it is not released): what the recipe keeps in
   // Consul for a hold besides the fence key. Nothing by default.
