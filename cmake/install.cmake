@@ -2,6 +2,10 @@
 # CONFIG)) and the pkg-config file. Included last by the top-level CMakeLists.txt; it only reads
 # the targets the folders made, so the normal and the runtime-only build install what they built.
 # Layout and use: docs/install.md.
+#
+# Every rule names its component, the Debian package it lands in (cmake/package.cmake): `runtime`
+# (registry-consul: what a production host runs) or `dev` (registry-consul-dev: what building a
+# host needs). `cmake --install` without --component installs both.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -9,20 +13,25 @@ include(CMakePackageConfigHelpers)
 # include root, kept under a directory of its own so no generic folder lands in include/.
 set(REGISTRY_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/registry_consul)
 set(REGISTRY_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/RegistryConsul)
+# The runtime package's name: Debian wants its docs and copyright in share/doc/<package>.
+set(REGISTRY_PACKAGE_NAME registry-consul)
+set(REGISTRY_INSTALL_DOCDIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/${REGISTRY_PACKAGE_NAME})
 
 # The plugin. Its file version follows the project; SOVERSION is the major (0 while 0.x). Hosts
 # load it by the unversioned name (plugin/loader.h), so the namelink ships with it. The C ABI
 # has a version of its own, negotiated by RegistryPluginInit (plugin/registry_plugin.h).
 set_target_properties(registry_consul PROPERTIES VERSION ${PROJECT_VERSION}
                                                  SOVERSION ${PROJECT_VERSION_MAJOR})
-install(TARGETS registry_consul LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS registry_consul LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 
 # The ShardingSphere bridge (docs/shardingsphere.md), when a JDK built it: the glue beside the
 # plugin, where it looks for the plugin first, and the jar in Debian's place for jars.
 if(TARGET registry_consul_shardingsphere)
-  install(TARGETS registry_consul_jni LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(TARGETS registry_consul_jni LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          COMPONENT runtime)
   get_property(registry_shardingsphere_jar GLOBAL PROPERTY REGISTRY_SHARDINGSPHERE_JAR)
-  install(FILES ${registry_shardingsphere_jar} DESTINATION ${CMAKE_INSTALL_DATADIR}/java)
+  install(FILES ${registry_shardingsphere_jar} DESTINATION ${CMAKE_INSTALL_DATADIR}/java
+          COMPONENT runtime)
 endif()
 
 # The loader looks for plugins in <executable dir>/../lib; an installed tool also needs
@@ -57,7 +66,8 @@ while(registry_link_queue)
     list(APPEND registry_link_queue ${deps})
   endif()
 endwhile()
-install(TARGETS ${registry_loader_archives} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS ${registry_loader_archives} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        COMPONENT dev)
 # For the package's config files: imported targets, pkg-config flags and Requires.
 set(REGISTRY_LOADER_LIBS)
 set(REGISTRY_PC_LIBS)
@@ -93,7 +103,8 @@ while(registry_header_queue)
 endwhile()
 foreach(header ${registry_installed_headers})
   get_filename_component(dir ${header} DIRECTORY)
-  install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${REGISTRY_INSTALL_INCLUDEDIR}/${dir})
+  install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${REGISTRY_INSTALL_INCLUDEDIR}/${dir}
+          COMPONENT dev)
 endforeach()
 # Re-configure when a header's includes change.
 list(TRANSFORM registry_installed_headers PREPEND ${PROJECT_SOURCE_DIR}/
@@ -106,17 +117,21 @@ set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEP
 # so they need no RPATH.
 foreach(tool registryctl consul-dev-server)
   if(TARGET ${tool})
-    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   endif()
 endforeach()
 
 # Documentation and examples, in the repository's relative layout so the READMEs' links hold.
-install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Of conf/examples only the YAML and its README ship: the token and TLS files secure.yaml names
+# are the operator's own (conf/examples/README.md says how to make test ones).
+install(FILES README.md packaging/copyright DESTINATION ${REGISTRY_INSTALL_DOCDIR}
+        COMPONENT runtime)
 file(GLOB registry_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
-install(FILES ${registry_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
-install(FILES conf/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/conf)
-install(FILES plugin/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/plugin)
-install(DIRECTORY conf/examples DESTINATION ${CMAKE_INSTALL_DOCDIR}/conf)
+install(FILES ${registry_docs} DESTINATION ${REGISTRY_INSTALL_DOCDIR}/docs COMPONENT runtime)
+install(FILES conf/README.md DESTINATION ${REGISTRY_INSTALL_DOCDIR}/conf COMPONENT runtime)
+install(FILES plugin/README.md DESTINATION ${REGISTRY_INSTALL_DOCDIR}/plugin COMPONENT runtime)
+install(DIRECTORY conf/examples DESTINATION ${REGISTRY_INSTALL_DOCDIR}/conf COMPONENT runtime
+        FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")
 
 # find_package(RegistryConsul CONFIG): hand-written imported targets (cmake/
 # RegistryConsulConfig.cmake.in), since the build's own targets carry the source tree as their
@@ -131,7 +146,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/RegistryConsulConfigVersi
                                  COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/RegistryConsulConfig.cmake
               ${PROJECT_BINARY_DIR}/RegistryConsulConfigVersion.cmake
-        DESTINATION ${REGISTRY_INSTALL_CMAKEDIR})
+        DESTINATION ${REGISTRY_INSTALL_CMAKEDIR} COMPONENT dev)
 
 # registry-consul.pc, relocatable: its prefix is found from its own directory (${pcfiledir}).
 if(NOT IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" AND NOT IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
@@ -139,7 +154,7 @@ if(NOT IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" AND NOT IS_ABSOLUTE "${CMAKE_INSTAL
   configure_file(${PROJECT_SOURCE_DIR}/cmake/registry-consul.pc.in
                  ${PROJECT_BINARY_DIR}/registry-consul.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/registry-consul.pc
-          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 else()
   message(STATUS "registry: absolute install directories, registry-consul.pc not installed")
 endif()

@@ -50,6 +50,7 @@ other_packages=(
   procps                    # ps/pkill used by integration scripts
   openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)
   file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
+  lintian                   # package-test.sh checks both .deb files with it (fails on an error)
   iproute2 nftables         # partition tests: network namespaces, veth links, drop rules
   openjdk-17-jdk-headless junit5 # the ShardingSphere bridge (plugin/java) and its JUnit 5 tests
 )

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Packaging test, from scratch: the runtime-only build in build-pkg/, `cmake --install` into a
-# temporary prefix, `cpack -G DEB`, the .deb's own registryctl, an out-of-tree consumer
-# (packaging/consumer/: find_package(RegistryConsul), a C host and a C++ host) run against the
-# installed consul-dev-server, and the pkg-config file. See docs/install.md.
+# temporary prefix, `cpack -G DEB` (registry-consul and registry-consul-dev), lintian on both,
+# their contents (nothing secret, each file in the right package), the .deb's own registryctl, an
+# out-of-tree consumer (packaging/consumer/: find_package(RegistryConsul), a C host and a C++
+# host) built on the packages' files and run against the installed consul-dev-server, and the
+# pkg-config file. See docs/install.md.
 #
 #   bash scripts/package-test.sh
 #
-# Prints the installed files and `dpkg -I` of the package; any failure exits non-zero naming the
-# step. Every process it starts is stopped and its temporary directory removed on exit.
+# Prints the installed files, `dpkg -I` of both packages and lintian's tags; any failure (a
+# lintian error too) exits non-zero naming the step. Every process it starts is stopped and its
+# temporary directory removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -68,20 +71,87 @@ for f in bin/registryctl bin/consul-dev-server; do
   [ -x "$prefix/$f" ] || { echo "package-test: $f was not installed" >&2; exit 1; }
 done
 
-begin "cpack -G DEB"
+begin "cpack -G DEB: registry-consul and registry-consul-dev"
 (cd "$build" && cpack -G DEB >"$work/cpack.log") || { cat "$work/cpack.log" >&2; exit 1; }
-debs=("$build"/registry-consul_*.deb)
-deb=${debs[0]}
-[ -f "$deb" ] || { echo "package-test: cpack made no registry-consul_*.deb" >&2; exit 1; }
-echo "$deb"
-dpkg -I "$deb"
+deb_of() {  # the one package cpack made named $1
+  local found=("$build/$1"_*.deb)
+  if [ "${#found[@]}" -ne 1 ] || [ ! -f "${found[0]}" ]; then
+    echo "package-test: cpack made no single $1_*.deb" >&2
+    exit 1
+  fi
+  echo "${found[0]}"
+}
+deb=$(deb_of registry-consul)
+dev_deb=$(deb_of registry-consul-dev)
+for d in "$deb" "$dev_deb"; do
+  echo "$d"
+  dpkg -I "$d"
+done
+version=$(dpkg-deb -f "$deb" Version)
 grep -q '^ Depends: .*libcurl' <(dpkg -I "$deb") || {
-  echo "package-test: the package's Depends lacks libcurl (dpkg-shlibdeps)" >&2
+  echo "package-test: registry-consul's Depends lacks libcurl (dpkg-shlibdeps)" >&2
+  exit 1
+}
+grep -qF "registry-consul (= $version)" <(dpkg-deb -f "$dev_deb" Depends) || {
+  echo "package-test: registry-consul-dev does not depend on registry-consul (= $version)" >&2
   exit 1
 }
 
-begin "extract the .deb and run its registryctl --help and --version"
+begin "lintian on both packages (any error fails)"
+lintian_rc=0
+lintian --fail-on error "$deb" "$dev_deb" >"$work/lintian.out" 2>&1 || lintian_rc=$?
+cat "$work/lintian.out"
+echo "lintian: $(grep -c '^E: ' "$work/lintian.out" || true) errors," \
+  "$(grep -c '^W: ' "$work/lintian.out" || true) warnings (docs/install.md says why each stays)"
+[ "$lintian_rc" -eq 0 ] || { echo "package-test: lintian failed (exit $lintian_rc)" >&2; exit 1; }
+
+begin "the packages' contents: split, complete, nothing secret"
 dpkg-deb -x "$deb" "$work/debroot"
+contents() { dpkg-deb -c "$1" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./usr/||' | sort; }
+contents "$deb" >"$work/runtime.files"
+contents "$dev_deb" >"$work/dev.files"
+# A production host installs the runtime package alone: no header, archive or build file in it.
+if grep -E '^include/|\.a$|/cmake/|/pkgconfig/' "$work/runtime.files"; then
+  echo "package-test: registry-consul holds the development files above" >&2
+  exit 1
+fi
+if grep -E '^bin/|\.so(\.|$)|\.jar$' "$work/dev.files"; then
+  echo "package-test: registry-consul-dev holds the runtime files above" >&2
+  exit 1
+fi
+# Together they hold what `cmake --install` installs, plus Debian's own doc files.
+(cd "$prefix" && find . ! -type d | sed 's|^\./||' | sort) >"$work/installed.files"
+sort "$work/runtime.files" "$work/dev.files" \
+  | grep -vE '^share/doc/[^/]+/changelog\.Debian\.gz$|^share/doc/registry-consul-dev/' \
+    >"$work/packaged.files" || true
+diff -u "$work/installed.files" "$work/packaged.files" || {
+  echo "package-test: the packages and cmake --install differ in the files above" >&2
+  exit 1
+}
+dpkg-deb -x "$dev_deb" "$work/debroot"
+secrets=$(cd "$work/debroot" && {
+  find . -type f \( -name '*.key' -o -iname '*token*' -o -name '*.p12' -o -name '*.pfx' \)
+  grep -rlE 'PRIVATE KEY-----' . || true
+})
+if [ -n "$secrets" ]; then
+  printf 'package-test: the packages hold secret-looking files:\n%s\n' "$secrets" >&2
+  exit 1
+fi
+for pkg in registry-consul registry-consul-dev; do
+  log=$work/debroot/usr/share/doc/$pkg/changelog.Debian.gz
+  [ -f "$work/debroot/usr/share/doc/$pkg/copyright" ] || {
+    echo "package-test: $pkg has no usr/share/doc/$pkg/copyright" >&2
+    exit 1
+  }
+  zcat "$log" | sed -n 1p | grep -qF "($version)" || {
+    echo "package-test: $pkg's changelog.Debian.gz has no first entry for $version" >&2
+    exit 1
+  }
+done
+echo "ok: $(wc -l <"$work/runtime.files") files in registry-consul," \
+  "$(wc -l <"$work/dev.files") in registry-consul-dev"
+
+begin "the .deb's registryctl --help and --version"
 deb_ctl=$work/debroot/usr/bin/registryctl
 "$deb_ctl" --help >"$work/help.out"
 head -n 1 "$work/help.out"
@@ -114,9 +184,10 @@ if "${ctl[@]}" get /metadata/db >/dev/null 2>&1; then
 fi
 echo "ok"
 
-begin "build the out-of-tree consumer (packaging/consumer) with find_package"
+# On the files of both packages, as a host's build machine with both installed has them.
+begin "build the out-of-tree consumer (packaging/consumer) on the packages with find_package"
 cmake -S "$root/packaging/consumer" -B "$work/consumer" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  -DCMAKE_PREFIX_PATH="$work/debroot/usr" >/dev/null
 cmake --build "$work/consumer" -j"$jobs"
 
 begin "run the consumer's C and C++ hosts: put, get, delete"
