@@ -14,13 +14,6 @@
 namespace registry::devserver {
 namespace {
 
-bool HasNonPrintable(absl::string_view path) {
-  return std::any_of(path.begin(), path.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte < 0x20 || byte == 0x7f;
-  });
-}
-
 std::string BearerToken(absl::string_view authorization) {
   constexpr absl::string_view kBearer = "Bearer ";
   if (authorization.size() > kBearer.size() &&
@@ -81,9 +74,14 @@ bool Api::IsFaultablePath(absl::string_view path) { return !absl::StartsWith(pat
 
 ApiOutcome Api::Handle(const HttpRequest& request) {
   const std::string& path = request.path;
-  if (HasNonPrintable(path)) {
+  // Consul refuses a path holding a rune Go does not print before routing it, unclean paths
+  // included: a bare 400 (go-cleanhttp's PrintablePathCheckHandler wraps the whole mux).
+  if (!GoPathIsPrintable(path)) {
     stats_->Count("other");
-    return TextResponse(400, "Bad request: path contains non-printable characters");
+    HttpResponse refused;
+    refused.status = 400;
+    refused.outside_handlers = true;
+    return refused;
   }
   // Go's ServeMux redirects an unclean path before any handler sees it (and writes nothing).
   if (const std::string clean = GoCleanPath(path); clean != path) {

@@ -131,6 +131,11 @@ class Api {
   HttpResponse KvDelete(const HttpRequest& request, const std::string& key);
   ApiOutcome HandleSession(const HttpRequest& request);
   HttpResponse SessionCreate(const HttpRequest& request);
+  // BeforeStoreCall for destroy/renew of session `id`, then Consul's lookup of the session (500
+  // `error_prefix` + go-memdb's message for an ID that is not a UUID), then the permission
+  // check that refuses the anonymous token.
+  std::optional<HttpResponse> BeforeSessionWrite(const HttpRequest& request, const std::string& id,
+                                                 absl::string_view error_prefix) const;
   HttpResponse CatalogRegister(const HttpRequest& request);
   HttpResponse HandleTxn(const HttpRequest& request);
   HttpResponse StatusLeader() const;

@@ -155,10 +155,7 @@ HttpResponse Api::KvPut(const HttpRequest& request, const std::string& key) {
   }
   const uint64_t size = request.content_length.value_or(request.body.size());
   if (size > kMaxValueBytes || request.body.size() > kMaxValueBytes) {
-    return TextResponse(
-        413, absl::StrCat("Request body(", size, " bytes) too large, max size: ", kMaxValueBytes,
-                          " bytes. See https://developer.hashicorp.com/docs/agent/config/"
-                          "config-files#kv_max_value_size."));
+    return BodyTooLarge(size, kMaxValueBytes, "kv_max_value_size");
   }
   if (auto refused = BeforeStoreCall(request)) return *refused;
   op.value = request.body;

@@ -6,11 +6,21 @@
 #include "absl/strings/str_cat.h"
 #include "integration/devserver/api.h"
 #include "integration/devserver/api_util.h"
+#include "integration/devserver/go_compat.h"
 
 namespace registry::devserver {
 namespace {
 
 constexpr absl::string_view kSessionPrefix = "/v1/session/";
+
+// Consul's state store looks a session up by a UUID index, which refuses an ID that is not a
+// UUID (go-memdb's message); the lookup comes after the token is resolved but before any
+// permission check. Returns that error's text, or nullopt for an ID of UUID shape.
+std::optional<std::string> SessionLookupError(const std::string& id) {
+  absl::Status uuid = CheckMemdbUuid(id);
+  if (uuid.ok()) return std::nullopt;
+  return absl::StrCat("failed session lookup: ", uuid.message());
+}
 
 Json SessionsJson(const std::vector<SessionEntry>& sessions) {
   Json out = Json::array();  // Consul answers [] rather than null
@@ -46,7 +56,9 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   if (verb == "create") return SessionCreate(request);
   if (verb == "destroy") {
     if (argument.empty()) return TextResponse(400, "Missing session");
-    if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
+    if (auto refused = BeforeSessionWrite(request, argument, "Session lookup failed: ")) {
+      return std::move(*refused);
+    }
     store_->DestroySession(argument);  // Consul answers true even for unknown ids
     return JsonResponse(200, Json(true));
   }
@@ -56,7 +68,7 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   const QueryOptions& query = std::get<QueryOptions>(options);
   if (verb == "renew") {
     if (argument.empty()) return TextResponse(400, "Missing session");
-    if (auto refused = BeforeStoreCall(request)) return std::move(*refused);
+    if (auto refused = BeforeSessionWrite(request, argument, "")) return std::move(*refused);
     std::optional<SessionEntry> renewed = store_->RenewSession(argument);
     if (!renewed.has_value()) {
       return TextResponse(404, absl::StrCat("Session id '", argument, "' not found"));
@@ -67,6 +79,13 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   if (verb == "node" && argument.empty()) return TextResponse(400, "Missing node name");
   bool filtered = false;
   if (auto refused = BeforeStoreCall(request, &filtered)) return std::move(*refused);
+  if (verb == "info") {
+    if (std::optional<std::string> error = SessionLookupError(argument)) {
+      HttpResponse failed = TextResponse(500, *error);
+      SetFailedQueryMeta(&failed);
+      return failed;
+    }
+  }
 
   const std::string kind(verb);
   return Read(query, WatchScope::Sessions(), [this, kind, argument, filtered] {
@@ -82,6 +101,18 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
     SetQueryMeta(&evaluation.response, evaluation.index);
     return evaluation;
   });
+}
+
+std::optional<HttpResponse> Api::BeforeSessionWrite(const HttpRequest& request,
+                                                    const std::string& id,
+                                                    absl::string_view error_prefix) const {
+  bool anonymous = false;
+  if (auto refused = BeforeStoreCall(request, &anonymous)) return refused;
+  if (std::optional<std::string> error = SessionLookupError(id)) {
+    return TextResponse(500, absl::StrCat(error_prefix, *error));
+  }
+  if (anonymous) return TextResponse(403, "Permission denied");
+  return std::nullopt;
 }
 
 HttpResponse Api::SessionCreate(const HttpRequest& request) {

@@ -33,8 +33,7 @@ HttpResponse Api::HandleTxn(const HttpRequest& request) {
   if (request.method != "PUT") return MethodNotAllowed(request.method, {"PUT"});
   const uint64_t size = request.content_length.value_or(request.body.size());
   if (size > kMaxTxnBytes || request.body.size() > kMaxTxnBytes) {
-    return TextResponse(413,
-                        absl::StrCat("Request body too large, max size: ", kMaxTxnBytes, " bytes"));
+    return BodyTooLarge(size, kMaxTxnBytes, "txn_max_req_len");
   }
   absl::StatusOr<std::vector<KvOp>> ops = DecodeTxnOps(request.body);
   if (!ops.ok()) {

@@ -46,6 +46,22 @@ void SetQueryMeta(HttpResponse* response, uint64_t index) {
   response->headers.emplace_back("X-Consul-Lastcontact", "0");
 }
 
+void SetFailedQueryMeta(HttpResponse* response) {
+  response->headers.emplace_back("X-Consul-Index", "1");
+  response->headers.emplace_back("X-Consul-Knownleader", "false");
+  response->headers.emplace_back("X-Consul-Lastcontact", "0");
+}
+
+HttpResponse BodyTooLarge(uint64_t size, uint64_t limit, absl::string_view option) {
+  HttpResponse response = TextResponse(
+      413, absl::StrCat("Request body(", size, " bytes) too large, max size: ", limit,
+                        " bytes. See https://developer.hashicorp.com/docs/agent/config/"
+                        "config-files#",
+                        option, "."));
+  response.close_connection = true;
+  return response;
+}
+
 HttpResponse MethodNotAllowed(absl::string_view method,
                               std::initializer_list<absl::string_view> allowed) {
   HttpResponse response = TextResponse(405, absl::StrCat("method ", method, " not allowed"));

@@ -32,6 +32,15 @@ HttpResponse RawJsonResponse(int status, std::string json);
 // Consul's setMeta does for KV and session reads, with Go's canonical header names.
 void SetQueryMeta(HttpResponse* response, uint64_t index);
 
+// The query meta of a read whose RPC failed: Consul's deferred setMeta writes the zero
+// QueryMeta (X-Consul-Index: 1, X-Consul-Knownleader: false, X-Consul-Lastcontact: 0).
+void SetFailedQueryMeta(HttpResponse* response);
+
+// 413 for a body of `size` bytes over `limit`, in Consul's words, naming the configuration
+// option (`kv_max_value_size`, `txn_max_req_len`); the connection closes after it, as Go's
+// server closes one whose large body the handler did not read.
+HttpResponse BodyTooLarge(uint64_t size, uint64_t limit, absl::string_view option);
+
 // 405 with Consul's "method X not allowed" and an Allow header listing OPTIONS and `allowed`.
 HttpResponse MethodNotAllowed(absl::string_view method,
                               std::initializer_list<absl::string_view> allowed);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -49,6 +50,28 @@ void AppendGoJsonString(absl::string_view text, std::string* out);
 // elements, a trailing '/' kept. Consul answers a path that is not clean with a 301 to this
 // ("/v1/kv//a" -> "/v1/kv/a", "/v1/kv/a/./b/" -> "/v1/kv/a/b/", "/v1/kv/a/.." -> "/v1/kv").
 std::string GoCleanPath(absl::string_view path);
+
+// Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space
+// (go_unicode_print.cc, generated from Unicode tables; see its generator).
+bool GoIsPrint(char32_t rune);
+
+// True iff every rune of the decoded request `path` is printable (GoIsPrint), read as Go ranges
+// over a string: a byte that starts no valid UTF-8 sequence is U+FFFD, which is printable.
+// Consul answers any other path with a bare 400 before routing it (go-cleanhttp's
+// PrintablePathCheckHandler).
+bool GoPathIsPrintable(absl::string_view path);
+
+// Decodes `text` like Go's base64.StdEncoding.DecodeString (padding required, '\r' and '\n'
+// skipped) into *out. On failure returns InvalidArgument with Go's text, naming the offset as
+// Go computes it: "illegal base64 data at input byte 4".
+absl::Status GoBase64Decode(absl::string_view text, std::string* out);
+
+// Checks a session ID as go-memdb's UUID index does before Consul's state store looks a session
+// up: 36 bytes, at most four '-', an even number of hex digits. Returns OK or InvalidArgument
+// with the text Consul passes on, e.g. "index error: UUID must be 36 characters" or
+// "index error: Invalid UUID: encoding/hex: invalid byte: U+007A 'z'". Upper-case hex digits and
+// hyphens anywhere pass, as in go-memdb.
+absl::Status CheckMemdbUuid(absl::string_view id);
 
 // Escapes a decoded path like Go's url.URL.EscapedPath: ASCII letters, digits, "-._~" and
 // "$&+,/:;=@" stay, every other byte becomes %XX.

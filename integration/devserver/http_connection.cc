@@ -231,6 +231,7 @@ void Connection::Send(HttpResponse response) {
     response.content_type = "text/plain; charset=utf-8";
     response.body = "rpc error making call: timed out enqueuing operation";
   }
+  if (response.close_connection) keep_alive_ = false;
   auto message = std::make_shared<http::response<http::string_body>>();
   message->version(11);
   message->result(static_cast<unsigned>(response.status));

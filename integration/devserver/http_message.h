@@ -46,6 +46,9 @@ struct HttpResponse {
   // Answered before any Consul handler ran (by Go's server or its ServeMux): such replies lack
   // the "Vary: Accept-Encoding" that Consul's gzip wrapper adds to every handler's reply.
   bool outside_handlers = false;
+  // The connection closes after this reply, which says so (Connection: close): Go's server does
+  // that when the handler left a large body unread, as Consul's size checks do.
+  bool close_connection = false;
   // Written by Go's server itself (a request it cannot parse): no Date, no Content-Length, and
   // the connection closes.
   bool server_level = false;

@@ -12,65 +12,31 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "integration/devserver/go_compat.h"
+#include "integration/devserver/go_json.h"
 
 namespace registry::devserver {
 namespace {
 
-// Go's encoding/json matches object keys to struct fields case-insensitively; returns the
-// value of the first key equal to `name` ignoring case, or nullptr.
-const Json* FindField(const Json& object, absl::string_view name) {
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    if (absl::EqualsIgnoreCase(it.key(), name)) return &it.value();
-  }
-  return nullptr;
+// The members a field's Go type checks (go_json.h) have let through.
+std::string StringOr(const Json& object, absl::string_view name, std::string fallback) {
+  const Json* value = FindGoField(object, name);
+  return value == nullptr || value->is_null() ? fallback : value->get<std::string>();
 }
 
-std::string TypeName(const Json& value) {
-  if (value.is_string()) return "string";
-  if (value.is_number()) return "number";
-  if (value.is_boolean()) return "bool";
-  if (value.is_array()) return "array";
-  if (value.is_object()) return "object";
-  return "null";
+uint64_t UintOr(const Json& object, absl::string_view name) {
+  const Json* value = FindGoField(object, name);
+  return value == nullptr || value->is_null() ? 0 : value->get<uint64_t>();
 }
 
-absl::Status WrongType(absl::string_view field, const Json& value, absl::string_view want) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("field '", field, "' expected type '", want, "', got '", TypeName(value), "'"));
-}
-
-absl::StatusOr<std::string> StringField(const Json& object, absl::string_view name,
-                                        std::string fallback) {
-  const Json* value = FindField(object, name);
-  if (value == nullptr || value->is_null()) return fallback;
-  if (!value->is_string()) return WrongType(name, *value, "string");
-  return value->get<std::string>();
-}
-
-absl::StatusOr<uint64_t> UintField(const Json& object, absl::string_view name) {
-  const Json* value = FindField(object, name);
-  if (value == nullptr || value->is_null()) return uint64_t{0};
-  if (value->is_number_unsigned()) return value->get<uint64_t>();
-  if (value->is_number_integer() && value->get<int64_t>() >= 0) {
-    return static_cast<uint64_t>(value->get<int64_t>());
-  }
-  return WrongType(name, *value, "uint64");
-}
-
-absl::StatusOr<std::vector<std::string>> StringListField(const Json& value,
-                                                         absl::string_view name) {
+std::vector<std::string> Strings(const Json& list) {
   std::vector<std::string> out;
-  if (value.is_null()) return out;
-  if (!value.is_array()) return WrongType(name, value, "[]string");
-  for (const Json& item : value) {
-    if (!item.is_string()) return WrongType(name, item, "string");
-    out.push_back(item.get<std::string>());
-  }
+  if (list.is_null()) return out;
+  for (const Json& item : list) out.push_back(item.is_null() ? "" : item.get<std::string>());
   return out;
 }
 
 // Consul's FixupLockDelay: a duration string or a number of nanoseconds, where anything
-// under 1000ns is taken to mean seconds.
+// under 1000ns is taken to mean seconds; any other JSON value is a zero delay.
 absl::StatusOr<absl::Duration> LockDelayField(const Json& value) {
   absl::Duration delay;
   if (value.is_string()) {
@@ -84,55 +50,83 @@ absl::StatusOr<absl::Duration> LockDelayField(const Json& value) {
     }
     delay = absl::Nanoseconds(static_cast<int64_t>(nanos));
   } else {
-    return WrongType("LockDelay", value, "duration");
+    return absl::ZeroDuration();
   }
   if (delay < absl::Nanoseconds(1000)) delay = absl::Seconds(absl::ToInt64Nanoseconds(delay));
   return delay;
 }
 
-// Why `body`, which did not parse, is not JSON: Go's decoder says "unexpected EOF" for input
-// that ends inside a value. Parsed again with exceptions, only to read the parser's reason; any
-// of nlohmann's exceptions may come (a number beyond a double's range is out_of_range).
-std::string JsonSyntaxError(absl::string_view body) {
-  try {
-    [[maybe_unused]] const Json unused = Json::parse(body.begin(), body.end());
-  } catch (const Json::exception& error) {
-    if (absl::StrContains(error.what(), "unexpected end of input")) return "unexpected EOF";
+// Go's checks of a session create body, in document order: Consul decodes it into
+// struct { LockDelay interface{}; *structs.Alias }, an alias of structs.Session.
+absl::Status CheckSessionBody(const Json& raw) {
+  if (!raw.is_object()) {
+    return GoValueTypeError(raw, "struct { LockDelay interface {}; *structs.Alias }");
   }
-  return "invalid JSON in request body";
+  return CheckGoFields(
+      raw, "",
+      {{"ID", GoKind::kString, "string"},
+       {"Name", GoKind::kString, "string"},
+       {"Node", GoKind::kString, "string"},
+       {"Checks", GoKind::kStringSlice, "[]types.CheckID"},
+       {"NodeChecks", GoKind::kStringSlice, "[]string"},
+       {"ServiceChecks", GoKind::kNested, "[]structs.ServiceCheck"},
+       {"LockDelay", GoKind::kAny, "interface {}"},
+       {"Behavior", GoKind::kString, "structs.SessionBehavior"},
+       {"TTL", GoKind::kString, "string"},
+       {"CreateIndex", GoKind::kUint64, "uint64"},
+       {"ModifyIndex", GoKind::kUint64, "uint64"}},
+      /*strict=*/false, [](const GoField& field, const Json& value) {
+        if (!value.is_array()) return GoFieldTypeError(value, "", field.name, field.go_type);
+        for (const Json& item : value) {
+          if (item.is_null()) continue;
+          if (!item.is_object()) {
+            return GoFieldTypeError(item, "", field.name, "structs.ServiceCheck");
+          }
+          absl::Status status = CheckGoFields(
+              item, "ServiceCheck.ServiceChecks",
+              {{"ID", GoKind::kString, "string"}, {"Namespace", GoKind::kString, "string"}},
+              /*strict=*/false);
+          if (!status.ok()) return status;
+        }
+        return absl::OkStatus();
+      });
 }
 
-// Go's strict decoding (DisallowUnknownFields), which Consul uses for txn bodies: a field that is
-// none of `known` (matched ignoring case, as Go does) is an error naming it.
-absl::Status RejectUnknownFields(const Json& object,
-                                 std::initializer_list<absl::string_view> known) {
-  for (const auto& [name, value] : object.items()) {
-    if (std::none_of(known.begin(), known.end(), [&name = name](absl::string_view field) {
-          return absl::EqualsIgnoreCase(name, field);
-        })) {
-      return absl::InvalidArgumentError(absl::StrCat("json: unknown field ", GoQuote(name)));
-    }
-  }
-  return absl::OkStatus();
+// Go's strict checks of one txn operation (Consul's api.TxnOp), in document order. Session ops
+// and the Partition field are newer than Consul 1.8.7, which rejects them as unknown fields.
+absl::Status CheckTxnOp(const Json& raw) {
+  if (!raw.is_object()) return GoValueTypeError(raw, "api.TxnOp");
+  const auto kv_op = [](const GoField& field, const Json& value) {
+    if (field.name != "KV") return absl::OkStatus();  // refused per operation later
+    if (!value.is_object()) return GoFieldTypeError(value, "TxnOp", field.name, field.go_type);
+    return CheckGoFields(value, "KVTxnOp.KV",
+                         {{"Verb", GoKind::kString, "api.KVOp"},
+                          {"Key", GoKind::kString, "string"},
+                          {"Value", GoKind::kBytes, "[]uint8"},
+                          {"Flags", GoKind::kUint64, "uint64"},
+                          {"Index", GoKind::kUint64, "uint64"},
+                          {"Session", GoKind::kString, "string"},
+                          {"Namespace", GoKind::kString, "string"},
+                          {"Partition", GoKind::kString, "string"}},
+                         /*strict=*/true);
+  };
+  return CheckGoFields(raw, "TxnOp",
+                       {{"KV", GoKind::kNested, "api.KVTxnOp"},
+                        {"Node", GoKind::kNested, "api.NodeTxnOp"},
+                        {"Service", GoKind::kNested, "api.ServiceTxnOp"},
+                        {"Check", GoKind::kNested, "api.CheckTxnOp"},
+                        {"Session", GoKind::kNested, "api.SessionTxnOp"}},
+                       /*strict=*/true, kv_op);
 }
 
 // Decodes one {"KV": {...}} operation; problems Consul reports per operation go to op.error.
 absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
+  if (absl::Status status = CheckTxnOp(raw); !status.ok()) return status;
   KvOp op;
-  if (!raw.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("json: cannot unmarshal ", TypeName(raw), " into Go value of type api.TxnOp"));
-  }
-  // Session ops and the Partition field are newer than Consul 1.8.7, which rejects them.
-  if (absl::Status unknown =
-          RejectUnknownFields(raw, {"KV", "Node", "Service", "Check", "Session"});
-      !unknown.ok()) {
-    return unknown;
-  }
-  const Json* kv = FindField(raw, "KV");
+  const Json* kv = FindGoField(raw, "KV");
   if (kv == nullptr || kv->is_null()) {
     for (absl::string_view other : {"Node", "Service", "Check", "Session"}) {
-      if (const Json* value = FindField(raw, other); value != nullptr && !value->is_null()) {
+      if (const Json* value = FindGoField(raw, other); value != nullptr && !value->is_null()) {
         op.error = absl::StrCat("the dev server supports only KV operations, not ", other);
         return op;
       }
@@ -140,34 +134,14 @@ absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
     op.error = "no operation specified";
     return op;
   }
-  if (!kv->is_object()) return WrongType("KV", *kv, "object");
-  if (absl::Status unknown = RejectUnknownFields(
-          *kv, {"Verb", "Key", "Value", "Flags", "Index", "Session", "Namespace", "Partition"});
-      !unknown.ok()) {
-    return unknown;
+  op.key = StringOr(*kv, "Key", "");
+  op.session = StringOr(*kv, "Session", "");
+  op.flags = UintOr(*kv, "Flags");
+  op.index = UintOr(*kv, "Index");
+  if (absl::Status value = GoBase64Decode(StringOr(*kv, "Value", ""), &op.value); !value.ok()) {
+    return value;
   }
-  absl::StatusOr<std::string> verb = StringField(*kv, "Verb", "");
-  if (!verb.ok()) return verb.status();
-  absl::StatusOr<std::string> key = StringField(*kv, "Key", "");
-  if (!key.ok()) return key.status();
-  absl::StatusOr<std::string> session = StringField(*kv, "Session", "");
-  if (!session.ok()) return session.status();
-  absl::StatusOr<uint64_t> flags = UintField(*kv, "Flags");
-  if (!flags.ok()) return flags.status();
-  absl::StatusOr<uint64_t> index = UintField(*kv, "Index");
-  if (!index.ok()) return index.status();
-  op.key = *std::move(key);
-  op.session = *std::move(session);
-  op.flags = *flags;
-  op.index = *index;
-  if (const Json* value = FindField(*kv, "Value"); value != nullptr && !value->is_null()) {
-    if (!value->is_string()) return WrongType("Value", *value, "string");
-    if (!absl::Base64Unescape(value->get<std::string>(), &op.value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("failed to decode value: illegal base64 data for key ", GoQuote(op.key)));
-    }
-  }
-  absl::StatusOr<KvVerb> parsed = ParseKvVerb(*verb);
+  absl::StatusOr<KvVerb> parsed = ParseKvVerb(StringOr(*kv, "Verb", ""));
   if (parsed.ok()) {
     op.verb = *parsed;
   } else {
@@ -230,64 +204,57 @@ Json SessionJson(const SessionEntry& session) {
 
 absl::StatusOr<NodeRegistration> DecodeCatalogRegister(absl::string_view body) {
   Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError(JsonSyntaxError(body));
+  if (raw.is_discarded()) return absl::InvalidArgumentError(GoJsonSyntaxError(body));
   if (raw.is_null()) return NodeRegistration{};
-  if (!raw.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("json: cannot unmarshal ", TypeName(raw),
-                     " into Go value of type structs.RegisterRequest"));
-  }
-  if (absl::Status unknown = RejectUnknownFields(
-          raw, {"Datacenter", "ID", "Node", "Address", "TaggedAddresses", "NodeMeta", "Service",
-                "Check", "Checks", "SkipNodeUpdate", "Token", "Namespace"});
-      !unknown.ok()) {
-    return unknown;
-  }
-  absl::StatusOr<std::string> node = StringField(raw, "Node", "");
-  if (!node.ok()) return node.status();
-  absl::StatusOr<std::string> address = StringField(raw, "Address", "");
-  if (!address.ok()) return address.status();
-  return NodeRegistration{*std::move(node), *std::move(address)};
+  if (!raw.is_object()) return GoValueTypeError(raw, "structs.RegisterRequest");
+  absl::Status checked =
+      CheckGoFields(raw, "RegisterRequest",
+                    {{"Datacenter", GoKind::kString, "string"},
+                     {"ID", GoKind::kString, "types.NodeID"},
+                     {"Node", GoKind::kString, "string"},
+                     {"Address", GoKind::kString, "string"},
+                     {"TaggedAddresses", GoKind::kAny, ""},
+                     {"NodeMeta", GoKind::kAny, ""},
+                     {"Service", GoKind::kNested, "structs.NodeService"},
+                     {"Check", GoKind::kAny, ""},
+                     {"Checks", GoKind::kAny, ""},
+                     {"SkipNodeUpdate", GoKind::kAny, ""},
+                     {"Token", GoKind::kString, "string"},
+                     {"Namespace", GoKind::kString, "string"}},
+                    /*strict=*/true, [](const GoField& field, const Json& value) {
+                      if (value.is_object()) return absl::OkStatus();  // services are not kept
+                      return GoFieldTypeError(value, "RegisterRequest", field.name, field.go_type);
+                    });
+  if (!checked.ok()) return checked;
+  return NodeRegistration{StringOr(raw, "Node", ""), StringOr(raw, "Address", "")};
 }
 
 absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
                                                          SessionCreateRequest defaults) {
   Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError(JsonSyntaxError(body));
+  if (raw.is_discarded()) return absl::InvalidArgumentError(GoJsonSyntaxError(body));
   if (raw.is_null()) return defaults;
-  if (!raw.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("expected a map, got '", TypeName(raw), "'"));
-  }
+  if (absl::Status checked = CheckSessionBody(raw); !checked.ok()) return checked;
   SessionCreateRequest request = std::move(defaults);
-  absl::StatusOr<std::string> name = StringField(raw, "Name", request.name);
-  if (!name.ok()) return name.status();
-  absl::StatusOr<std::string> node = StringField(raw, "Node", request.node);
-  if (!node.ok()) return node.status();
-  absl::StatusOr<std::string> behavior = StringField(raw, "Behavior", request.behavior);
-  if (!behavior.ok()) return behavior.status();
-  absl::StatusOr<std::string> ttl = StringField(raw, "TTL", request.ttl);
-  if (!ttl.ok()) return ttl.status();
-  request.name = *std::move(name);
-  request.node = *std::move(node);
-  request.behavior = *std::move(behavior);
-  request.ttl = *std::move(ttl);
-  if (const Json* delay = FindField(raw, "LockDelay"); delay != nullptr && !delay->is_null()) {
+  request.name = StringOr(raw, "Name", request.name);
+  request.node = StringOr(raw, "Node", request.node);
+  request.behavior = StringOr(raw, "Behavior", request.behavior);
+  request.ttl = StringOr(raw, "TTL", request.ttl);
+  if (const Json* delay = FindGoField(raw, "LockDelay"); delay != nullptr && !delay->is_null()) {
     absl::StatusOr<absl::Duration> parsed = LockDelayField(*delay);
     if (!parsed.ok()) return parsed.status();
     request.lock_delay = *parsed;
   }
 
-  const Json* checks = FindField(raw, "Checks");
-  const Json* node_checks = FindField(raw, "NodeChecks");
-  const Json* service_checks = FindField(raw, "ServiceChecks");
+  const Json* checks = FindGoField(raw, "Checks");
+  const Json* node_checks = FindGoField(raw, "NodeChecks");
+  const Json* service_checks = FindGoField(raw, "ServiceChecks");
   if (checks != nullptr || node_checks != nullptr || service_checks != nullptr) {
     request.node_checks.clear();  // Consul's FixupChecks: explicit lists replace the default
   }
-  for (const auto& [field, name] : {std::pair{checks, "Checks"}, {node_checks, "NodeChecks"}}) {
-    if (field == nullptr) continue;
-    absl::StatusOr<std::vector<std::string>> list = StringListField(*field, name);
-    if (!list.ok()) return list.status();
-    for (std::string& check : *list) {
+  for (const Json* list : {checks, node_checks}) {
+    if (list == nullptr) continue;
+    for (std::string& check : Strings(*list)) {
       if (std::find(request.node_checks.begin(), request.node_checks.end(), check) ==
           request.node_checks.end()) {
         request.node_checks.push_back(std::move(check));
@@ -295,14 +262,9 @@ absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
     }
   }
   if (service_checks != nullptr && !service_checks->is_null()) {
-    if (!service_checks->is_array()) return WrongType("ServiceChecks", *service_checks, "array");
     for (const Json& item : *service_checks) {
-      if (!item.is_object()) return WrongType("ServiceChecks", item, "object");
-      absl::StatusOr<std::string> id = StringField(item, "ID", "");
-      if (!id.ok()) return id.status();
-      absl::StatusOr<std::string> name_space = StringField(item, "Namespace", "");
-      if (!name_space.ok()) return name_space.status();
-      request.service_checks.push_back({*std::move(id), *std::move(name_space)});
+      if (item.is_null()) continue;
+      request.service_checks.push_back({StringOr(item, "ID", ""), StringOr(item, "Namespace", "")});
     }
   }
   return request;
@@ -311,13 +273,10 @@ absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
 absl::StatusOr<std::vector<KvOp>> DecodeTxnOps(absl::string_view body) {
   if (body.empty()) return absl::InvalidArgumentError("EOF");
   Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError(JsonSyntaxError(body));
+  if (raw.is_discarded()) return absl::InvalidArgumentError(GoJsonSyntaxError(body));
   std::vector<KvOp> ops;
   if (raw.is_null()) return ops;
-  if (!raw.is_array()) {
-    return absl::InvalidArgumentError(absl::StrCat("json: cannot unmarshal ", TypeName(raw),
-                                                   " into Go value of type api.TxnOps"));
-  }
+  if (!raw.is_array()) return GoValueTypeError(raw, "api.TxnOps");
   if (raw.size() > kMaxTxnOps) {
     return absl::ResourceExhaustedError(absl::StrCat("Transaction contains too many operations (",
                                                      raw.size(), " > ", kMaxTxnOps, ")"));

@@ -91,6 +91,10 @@ absl::StatusOr<Store::OpResult> Store::ExecuteLocked(const KvOp& op, Mutation* m
 
     case KvVerb::kLock: {
       if (op.session.empty()) return absl::FailedPreconditionError("missing session");
+      if (absl::Status uuid = CheckMemdbUuid(op.session); !uuid.ok()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("failed session lookup: ", uuid.message()));
+      }
       if (sessions_.find(op.session) == sessions_.end()) {
         return absl::FailedPreconditionError(absl::StrCat("invalid session ", GoQuote(op.session)));
       }

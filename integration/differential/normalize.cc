@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 
 namespace registry::differential {
@@ -22,6 +23,14 @@ size_t UuidAt(const std::string& text, size_t at) {
     if (kShape[i] == '-' ? c != '-' : !hex) return 0;
   }
   return kShape.size();
+}
+
+// Consul's messages link its configuration docs; the page moved between versions
+// (1.8.7: consul.io/docs/agent/options.html, today: developer.hashicorp.com), the anchor did not.
+std::string WithDocsBase(const std::string& text) {
+  return absl::StrReplaceAll(
+      text, {{"https://www.consul.io/docs/agent/options.html#", "<docs>#"},
+             {"https://developer.hashicorp.com/docs/agent/config/config-files#", "<docs>#"}});
 }
 
 bool IsIndexField(const std::string& name) {
@@ -84,7 +93,7 @@ std::string Normalizer::Describe(const integration::HttpReply& reply) {
   out.push_back('\n');
   nlohmann::ordered_json json =
       nlohmann::ordered_json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || reply.body.empty()) return out + Replace(reply.body);
+  if (json.is_discarded() || reply.body.empty()) return out + Replace(WithDocsBase(reply.body));
   Walk(&json);
   return out + json.dump(2);
 }

@@ -3,8 +3,9 @@
 // What may legitimately differ between two Consul servers answering the same requests is
 // replaced before they are compared: Raft indexes become their order of first appearance
 // (<i1>, <i2>, ... so equality and order still count), session IDs theirs (<s1>, ...), the
-// values of Date and Content-Length go (JSON spacing differs), and JSON bodies are compared
-// parsed, in their field order. Header names are kept exactly as sent.
+// values of Date and Content-Length go (JSON spacing differs), the base of a docs link in a
+// text body goes (the page moved between versions; the anchor stays), and JSON bodies are
+// compared parsed, in their field order. Header names are kept exactly as sent.
 //
 // Thread safety: a Normalizer belongs to one server's side of one scenario.
 #ifndef INTEGRATION_DIFFERENTIAL_NORMALIZE_H_

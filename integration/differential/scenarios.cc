@@ -31,9 +31,7 @@ Scenario KvBasics() {
            {"GET", "/v1/kv/d/a"},
            {"DELETE", "/v1/kv/d/never"},
            {"PUT", "/v1/kv/d/f?flags=abc", "x"},
-           {"PUT", "/v1/kv/d/big", std::string(512 * 1024 + 1, 'x'), Caller::kMaster,
-            "the 413 message links Consul 1.8.7's docs page (the dev server: today's), and Consul "
-            "closes the connection, whose body it did not read"},
+           {"PUT", "/v1/kv/d/big", std::string(512 * 1024 + 1, 'x')},
            {"GET", "/v1/kv/d/big"}}};
 }
 
@@ -170,6 +168,88 @@ Scenario LockDelayAndBehaviours() {
            {"GET", "/v1/kv/gone"}}};
 }
 
+// Session IDs that are not UUIDs: Consul's state store refuses them while looking the session
+// up (go-memdb's UUID index), before any permission check. Sent first, so that the sessions
+// index each side reports (1: no session yet) is the first index either side names.
+Scenario SessionIdsNotUuids() {
+  return {"SessionIdsNotUuids",
+          {{"GET", "/v1/session/info/abc"},
+           {"GET", "/v1/session/info/zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz"},
+           {"GET", "/v1/session/info/00000000x0000-4000-8000-000000000000"},
+           {"GET", "/v1/session/info/0000000-0-000-4000-8000-000000000000"},
+           {"GET", "/v1/session/info/00000000-0000-4000-8000-0000000000000"},
+           {"GET",
+            "/v1/session/info/%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9"
+            "%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9"},
+           {"PUT", "/v1/session/destroy/00000000-0000-4000-8000-00000000000A"},
+           {"GET", "/v1/session/info/abc", "", kAnonymous},
+           {"PUT", "/v1/session/destroy/abc"},
+           {"PUT", "/v1/session/destroy/abc", "", kAnonymous},
+           {"PUT", "/v1/session/renew/abc"},
+           {"PUT", "/v1/session/renew/abc", "", kAnonymous},
+           {"PUT", "/v1/kv/x?acquire=abc", "v"},
+           {"PUT", "/v1/kv/x?acquire=", "v"},
+           {"PUT", "/v1/kv/x?acquire=abc", "v", kAnonymous},
+           {"PUT", "/v1/kv/x", "v"},
+           {"PUT", "/v1/kv/x?release=abc", "v"},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"lock","Key":"t","Session":"abc"})")},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"lock","Key":"t","Session":""})")}}};
+}
+
+// Paths with characters Go's unicode.IsPrint refuses: a bare 400 before any routing.
+Scenario NonPrintablePaths() {
+  return {"NonPrintablePaths",
+          {{"PUT", "/v1/kv/a%01b", "x"},
+           {"GET", "/v1/kv/a%09b"},
+           {"GET", "/v1/kv//a%01"},
+           {"GET", "/v1/nothing%7F"},
+           {"PUT", "/v1/session/renew/%01"},
+           {"GET", "/v1/kv/a%C2%80b"},
+           {"GET", "/v1/kv/a%C2%A0b"},
+           {"GET", "/v1/kv/a%C2%ADb"},
+           {"GET", "/v1/kv/a%E2%80%8Bb"},
+           {"GET", "/v1/kv/a%E2%80%A8b"},
+           {"GET", "/v1/kv/a%EF%BF%BF"},
+           {"GET", "/v1/kv/a%EE%80%80"},
+           {"PUT", "/v1/kv/a%20b", "x"},
+           {"GET", "/v1/kv/a%FFb"},
+           {"GET", "/v1/kv/a%ED%A0%80"},
+           {"GET", "/v1/kv/a%F0%9F%98%80"}}};
+}
+
+// Go's encoding/json texts for bodies of the wrong shape.
+Scenario BodyDecodeErrors() {
+  return {"BodyDecodeErrors",
+          {{"PUT", "/v1/session/create", R"({"TTL":10})"},
+           {"PUT", "/v1/session/create", R"({"ttl":-1})"},
+           {"PUT", "/v1/session/create", "[]"},
+           {"PUT", "/v1/session/create", "true"},
+           {"PUT", "/v1/session/create", "   "},
+           {"PUT", "/v1/session/create", R"({"TTL":10,"Name":5})"},
+           {"PUT", "/v1/session/create", R"({"LockDelay":"abc","Name":{}})"},
+           {"PUT", "/v1/session/create", R"({"Node":[],"LockDelay":"abc"})"},
+           {"PUT", "/v1/session/create", R"({"Behavior":false})"},
+           {"PUT", "/v1/session/create", R"({"ID":1.5})"},
+           {"PUT", "/v1/session/create", R"({"Checks":"x"})"},
+           {"PUT", "/v1/session/create", R"({"Checks":[1]})"},
+           {"PUT", "/v1/session/create", R"({"NodeChecks":{}})"},
+           {"PUT", "/v1/session/create", R"({"ServiceChecks":"x"})"},
+           {"PUT", "/v1/session/create", R"({"ServiceChecks":[1]})"},
+           {"PUT", "/v1/session/create", R"({"ServiceChecks":[{"ID":1}]})"},
+           {"PUT", "/v1/session/create", R"({"LockDelay":true,"TTL":"10s"})"},
+           {"GET", "/v1/session/info/{s1}"},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"set","Key":"k","Value":"!!!"})")},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"set","Key":"k","Value":"eA"})")},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"set","Key":"k","Value":"eA==="})")},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"set","Key":"k","Value":"e-_A"})")},
+           {"PUT", "/v1/txn", Txn1(R"({"Verb":"set","Key":"k","Value":"eA=\n="})")},
+           {"PUT", "/v1/txn",
+            R"([{"KV":{"Verb":"set","Key":"k","Value":"eA=="}},)"
+            R"({"KV":{"Verb":"set","Key":"k2","Value":"eHh4eA=x"}}])"},
+           {"PUT", "/v1/txn", std::string(512 * 1024, ' ')},
+           {"PUT", "/v1/txn", std::string(512 * 1024 + 1, ' ')}}};
+}
+
 Scenario TxnVerbs() {
   return {
       "TxnVerbs",
@@ -258,6 +338,9 @@ std::vector<Scenario> Scenarios() {
           AcquireRelease(),
           LockDelayAndBehaviours(),
           TxnVerbs(),
+          SessionIdsNotUuids(),
+          NonPrintablePaths(),
+          BodyDecodeErrors(),
           TxnLimits(),
           StatusAndMethods(),
           Acls()};
