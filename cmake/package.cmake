@@ -96,7 +96,9 @@ set(CPACK_DEBIAN_DEV_DESCRIPTION
 The C ABI header of the Consul registry plugin, and the host-side loader and
 C++ wrapper (static libraries and their headers) with a CMake package
 (find_package(RegistryConsul)) and a pkg-config file (registry-consul).")
-# The headers and the CMake package need Abseil's; the loader finds the plugin of the same build.
+# The exact version: the headers and the CMake package (which names the plugin's path) belong to
+# the plugin of the same build. libabsl-dev: the C++ headers include Abseil's, and the CMake
+# package and registry-consul.pc find Abseil's.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "${REGISTRY_PACKAGE_NAME} (= ${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}), libabsl-dev")
 

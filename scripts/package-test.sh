@@ -98,6 +98,10 @@ grep -qF "registry-consul (= $version)" <(dpkg-deb -f "$dev_deb" Depends) || {
 }
 
 begin "lintian on both packages (any error fails)"
+command -v lintian >/dev/null || {
+  echo "package-test: lintian is not installed (Debian: lintian; scripts/install-deps.sh)" >&2
+  exit 1
+}
 lintian_rc=0
 lintian --fail-on error "$deb" "$dev_deb" >"$work/lintian.out" 2>&1 || lintian_rc=$?
 cat "$work/lintian.out"
@@ -131,7 +135,7 @@ diff -u "$work/installed.files" "$work/packaged.files" || {
 dpkg-deb -x "$dev_deb" "$work/debroot"
 secrets=$(cd "$work/debroot" && {
   find . -type f \( -name '*.key' -o -iname '*token*' -o -name '*.p12' -o -name '*.pfx' \)
-  grep -rlE 'PRIVATE KEY-----' . || true
+  grep -rlE -- '-----BEGIN [A-Z ]*PRIVATE KEY-----' . || true  # a PEM key, RSA, EC, ...
 })
 if [ -n "$secrets" ]; then
   printf 'package-test: the packages hold secret-looking files:\n%s\n' "$secrets" >&2
