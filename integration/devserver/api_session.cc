@@ -78,7 +78,12 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   if (verb == "info" && argument.empty()) return TextResponse(400, "Missing session");
   if (verb == "node" && argument.empty()) return TextResponse(400, "Missing node name");
   bool filtered = false;
-  if (auto refused = BeforeStoreCall(request, &filtered)) return std::move(*refused);
+  // Consul's session reads write the (zero) query meta even when their RPC fails: an unknown
+  // token, a foreign datacenter, no leader.
+  if (auto refused = BeforeStoreCall(request, &filtered)) {
+    SetFailedQueryMeta(&*refused);
+    return std::move(*refused);
+  }
   if (verb == "info") {
     if (std::optional<std::string> error = SessionLookupError(argument)) {
       HttpResponse failed = TextResponse(500, *error);

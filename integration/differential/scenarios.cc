@@ -7,9 +7,6 @@ namespace registry::differential {
 namespace {
 
 constexpr Caller kAnonymous = Caller::kAnonymous;
-constexpr char kMetaOnRefusedRead[] =
-    "Consul adds query meta (X-Consul-Index, KnownLeader false) to a blocking read refused for "
-    "an unknown token; the dev server answers a plain 403";
 
 // A txn body of one KV op.
 std::string Txn1(const std::string& op) { return "[{\"KV\":" + op + "}]"; }
@@ -317,8 +314,13 @@ Scenario Acls() {
            {"PUT", "/v1/txn", Txn1(R"({"Verb":"set","Key":"z/t","Value":"eA=="})"), kAnonymous},
            {"PUT", "/v1/txn", Txn1(R"({"Verb":"get","Key":"z/k"})"), kAnonymous},
            {"GET", "/v1/kv/z/k", "", unknown},
-           {"GET", "/v1/kv/z?recurse", "", unknown, kMetaOnRefusedRead},
-           {"GET", "/v1/session/list", "", unknown, kMetaOnRefusedRead},
+           {"GET", "/v1/kv/z?recurse", "", unknown},
+           {"GET", "/v1/kv/z?keys", "", unknown},
+           {"GET", "/v1/session/list", "", unknown},
+           {"GET", "/v1/session/info/{s1}", "", unknown},
+           {"GET", "/v1/session/node/n1", "", unknown},
+           {"GET", "/v1/session/list?dc=elsewhere"},
+           {"GET", "/v1/kv/z?keys&dc=elsewhere"},
            {"PUT", "/v1/txn", Txn1(R"({"Verb":"get","Key":"z/k"})"), unknown},
            {"GET", "/v1/status/leader?x=1", "", kAnonymous,
             "the server RPC address: a free port on Consul, :8300 on the dev server"},
