@@ -102,19 +102,4 @@ absl::Status GoValueTypeError(const Json& value, absl::string_view go_type) {
                                                  " into Go value of type ", go_type));
 }
 
-std::string GoJsonSyntaxError(absl::string_view body) {
-  if (std::all_of(body.begin(), body.end(),
-                  [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; })) {
-    return "EOF";
-  }
-  // Parsed again with exceptions, only to read the parser's reason; any of nlohmann's
-  // exceptions may come (a number beyond a double's range is out_of_range).
-  try {
-    [[maybe_unused]] const Json unused = Json::parse(body.begin(), body.end());
-  } catch (const Json::exception& error) {
-    if (absl::StrContains(error.what(), "unexpected end of input")) return "unexpected EOF";
-  }
-  return "invalid JSON in request body";
-}
-
 }  // namespace registry::devserver

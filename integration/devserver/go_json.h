@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
@@ -67,10 +68,12 @@ absl::Status GoValueTypeError(const nlohmann::ordered_json& value, absl::string_
 // "object" (or "null").
 std::string GoJsonKind(const nlohmann::ordered_json& value);
 
-// Why `body`, which nlohmann did not parse, is not JSON to Go: "EOF" for nothing but
-// whitespace, "unexpected EOF" for input that ends inside a value, otherwise a syntax error
-// (whose wording is not Go's).
-std::string GoJsonSyntaxError(absl::string_view body);
+// Reads `body` as Go's json.Decoder.Decode does (Consul decodes request bodies with it): returns
+// the text of the first JSON value, leaving whatever follows it unread and unchecked, or
+// InvalidArgument with Go's text: "EOF" for nothing but whitespace, "unexpected EOF" for input
+// that ends inside the value, "invalid character 'x' <where>" for a syntax error
+// (go_json_scan.cc).
+absl::StatusOr<absl::string_view> GoFirstJsonValue(absl::string_view body);
 
 }  // namespace registry::devserver
 

@@ -17,6 +17,17 @@
 namespace registry::devserver {
 namespace {
 
+// The first JSON value of `body`, read as Go's json.Decoder reads it (go_json.h): syntax errors
+// in Go's words, and anything after a complete value ignored.
+absl::StatusOr<Json> ParseBody(absl::string_view body) {
+  absl::StatusOr<absl::string_view> value = GoFirstJsonValue(body);
+  if (!value.ok()) return value.status();
+  Json raw = Json::parse(value->begin(), value->end(), nullptr, /*allow_exceptions=*/false);
+  // Valid JSON to Go; nlohmann refuses only a number beyond a double's range.
+  if (raw.is_discarded()) return absl::InvalidArgumentError("number out of range");
+  return raw;
+}
+
 // The members a field's Go type checks (go_json.h) have let through.
 std::string StringOr(const Json& object, absl::string_view name, std::string fallback) {
   const Json* value = FindGoField(object, name);
@@ -97,8 +108,8 @@ absl::Status CheckSessionBody(const Json& raw) {
 absl::Status CheckTxnOp(const Json& raw) {
   if (!raw.is_object()) return GoValueTypeError(raw, "api.TxnOp");
   const auto kv_op = [](const GoField& field, const Json& value) {
-    if (field.name != "KV") return absl::OkStatus();  // refused per operation later
     if (!value.is_object()) return GoFieldTypeError(value, "TxnOp", field.name, field.go_type);
+    if (field.name != "KV") return absl::OkStatus();  // refused per operation later
     return CheckGoFields(value, "KVTxnOp.KV",
                          {{"Verb", GoKind::kString, "api.KVOp"},
                           {"Key", GoKind::kString, "string"},
@@ -120,7 +131,8 @@ absl::Status CheckTxnOp(const Json& raw) {
 }
 
 // Decodes one {"KV": {...}} operation; problems Consul reports per operation go to op.error.
-absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
+// An operation naming no kind at all is skipped (nullopt), as Consul's conversion skips it.
+absl::StatusOr<std::optional<KvOp>> DecodeTxnOp(const Json& raw) {
   if (absl::Status status = CheckTxnOp(raw); !status.ok()) return status;
   KvOp op;
   const Json* kv = FindGoField(raw, "KV");
@@ -131,8 +143,7 @@ absl::StatusOr<KvOp> DecodeTxnOp(const Json& raw) {
         return op;
       }
     }
-    op.error = "no operation specified";
-    return op;
+    return std::nullopt;
   }
   op.key = StringOr(*kv, "Key", "");
   op.session = StringOr(*kv, "Session", "");
@@ -203,8 +214,9 @@ Json SessionJson(const SessionEntry& session) {
 }
 
 absl::StatusOr<NodeRegistration> DecodeCatalogRegister(absl::string_view body) {
-  Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError(GoJsonSyntaxError(body));
+  absl::StatusOr<Json> parsed = ParseBody(body);
+  if (!parsed.ok()) return parsed.status();
+  const Json& raw = *parsed;
   if (raw.is_null()) return NodeRegistration{};
   if (!raw.is_object()) return GoValueTypeError(raw, "structs.RegisterRequest");
   absl::Status checked =
@@ -231,8 +243,9 @@ absl::StatusOr<NodeRegistration> DecodeCatalogRegister(absl::string_view body) {
 
 absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
                                                          SessionCreateRequest defaults) {
-  Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError(GoJsonSyntaxError(body));
+  absl::StatusOr<Json> parsed = ParseBody(body);
+  if (!parsed.ok()) return parsed.status();
+  const Json& raw = *parsed;
   if (raw.is_null()) return defaults;
   if (absl::Status checked = CheckSessionBody(raw); !checked.ok()) return checked;
   SessionCreateRequest request = std::move(defaults);
@@ -271,9 +284,9 @@ absl::StatusOr<SessionCreateRequest> DecodeSessionCreate(absl::string_view body,
 }
 
 absl::StatusOr<std::vector<KvOp>> DecodeTxnOps(absl::string_view body) {
-  if (body.empty()) return absl::InvalidArgumentError("EOF");
-  Json raw = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (raw.is_discarded()) return absl::InvalidArgumentError(GoJsonSyntaxError(body));
+  absl::StatusOr<Json> parsed = ParseBody(body);
+  if (!parsed.ok()) return parsed.status();
+  const Json& raw = *parsed;
   std::vector<KvOp> ops;
   if (raw.is_null()) return ops;
   if (!raw.is_array()) return GoValueTypeError(raw, "api.TxnOps");
@@ -282,14 +295,16 @@ absl::StatusOr<std::vector<KvOp>> DecodeTxnOps(absl::string_view body) {
                                                      raw.size(), " > ", kMaxTxnOps, ")"));
   }
   for (const Json& item : raw) {
-    absl::StatusOr<KvOp> op = DecodeTxnOp(item);
+    if (item.is_null()) continue;  // Consul 1.8.7 fails on it (a nil operation); skipped here
+    absl::StatusOr<std::optional<KvOp>> op = DecodeTxnOp(item);
     if (!op.ok()) return op.status();
-    if (op->value.size() > kMaxValueBytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("Value for key ", GoQuote(op->key),
-                                                       " is too large (", op->value.size(), " > ",
-                                                       kMaxValueBytes, " bytes)"));
+    if (!op->has_value()) continue;
+    if ((*op)->value.size() > kMaxValueBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("Value for key ", GoQuote((*op)->key),
+                                                       " is too large (", (*op)->value.size(),
+                                                       " > ", kMaxValueBytes, " bytes)"));
     }
-    ops.push_back(*std::move(op));
+    ops.push_back(**std::move(op));
   }
   return ops;
 }
