@@ -94,6 +94,11 @@ class Api {
   // an HTTP status with Consul's message.
   ApiOutcome Handle(const HttpRequest& request);
 
+  // The answer of the KV or txn endpoint to `request`, a PUT whose body (not read, so
+  // request.body is empty) is over any limit, by its Content-Length: Consul's 413; nullopt for
+  // other requests.
+  std::optional<HttpResponse> RefuseOversizedBody(const HttpRequest& request) const;
+
   // True for API paths subject to injected latency and dropped connections (everything but
   // the /v1/_dev/ controls).
   static bool IsFaultablePath(absl::string_view path);

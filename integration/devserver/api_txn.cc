@@ -3,6 +3,7 @@
 #include <utility>
 #include <variant>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "integration/devserver/api.h"
 #include "integration/devserver/api_util.h"
@@ -26,6 +27,19 @@ TxnOutcome RefuseAllButReads(const std::vector<KvOp>& ops) {
 }
 
 }  // namespace
+
+std::optional<HttpResponse> Api::RefuseOversizedBody(const HttpRequest& request) const {
+  if (request.method != "PUT" || !request.content_length.has_value()) return std::nullopt;
+  if (absl::StartsWith(request.path, "/v1/kv/")) {
+    stats_->Count("kv.put");
+    return BodyTooLarge(*request.content_length, kMaxValueBytes, "kv_max_value_size");
+  }
+  if (request.path == "/v1/txn") {
+    stats_->Count("txn");
+    return BodyTooLarge(*request.content_length, kMaxTxnBytes, "txn_max_req_len");
+  }
+  return std::nullopt;
+}
 
 HttpResponse Api::HandleTxn(const HttpRequest& request) {
   stats_->Count("txn");

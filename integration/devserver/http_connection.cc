@@ -67,10 +67,7 @@ void Connection::OnReadError(error_code ec) {
   if (ec == http::error::header_limit) {
     return SendPlain(431, "Request Header Fields Too Large", /*close=*/true);
   }
-  if (ec == http::error::body_limit) {
-    return SendPlain(413, absl::StrCat("Request body too large, max size: ", kBodyLimit, " bytes"),
-                     /*close=*/true);
-  }
+  if (ec == http::error::body_limit) return RefuseOversizedBody();
   if (ec == http::error::end_of_stream || ec == asio::error::eof ||
       ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
       ec == http::error::partial_message || closed_) {
@@ -198,6 +195,27 @@ void Connection::SendPlain(int status, absl::string_view text, bool close) {
     linger_ = true;  // the client may still be sending the request we refused
   }
   Send(std::move(response));
+}
+
+void Connection::RefuseOversizedBody() {
+  const auto& header = parser_->get();
+  HttpRequest request;
+  request.method = std::string(header.method_string());
+  if (auto target = ParseTarget(std::string(header.target())); target.ok()) {
+    request.path = std::move(target->first);
+  }
+  if (const boost::optional<uint64_t> length = parser_->content_length()) {
+    request.content_length = *length;
+  }
+  std::optional<HttpResponse> refused = server_->api()->RefuseOversizedBody(request);
+  if (!refused.has_value()) {
+    return SendPlain(413, absl::StrCat("Request body too large, max size: ", kBodyLimit, " bytes"),
+                     /*close=*/true);
+  }
+  request_ = std::move(request);  // Send() looks at the method
+  reply_fault_ = FaultInjector::ReplyFault::kNone;
+  linger_ = true;  // the client may still be sending the body
+  Send(*std::move(refused));
 }
 
 void Connection::LingerThenClose() {

@@ -162,6 +162,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A plain-text reply written by the server itself (not a handler); `close` ends the
   // connection after it.
   void SendPlain(int status, absl::string_view text, bool close);
+  // A request whose body is over kBodyLimit, refused unread: the KV and txn endpoints answer as
+  // Consul's handlers do (they check Content-Length first), anything else gets a plain 413.
+  void RefuseOversizedBody();
 
   // Closes after an error reply without resetting the connection under a client that is
   // still sending (which would make it miss the reply): stop sending, discard what arrives

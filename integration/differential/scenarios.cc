@@ -271,7 +271,9 @@ Scenario BodyDecodeErrors() {
             R"([{"KV":{"Verb":"set","Key":"k","Value":"eA=="}},)"
             R"({"KV":{"Verb":"set","Key":"k2","Value":"eHh4eA=x"}}])"},
            {"PUT", "/v1/txn", std::string(512 * 1024, ' ')},
-           {"PUT", "/v1/txn", std::string(512 * 1024 + 1, ' ')}}};
+           {"PUT", "/v1/txn", std::string(512 * 1024 + 1, ' ')},
+           {"PUT", "/v1/txn", std::string(2 * 1024 * 1024, ' ')},
+           {"PUT", "/v1/kv/huge", std::string(2 * 1024 * 1024, 'x')}}};
 }
 
 Scenario TxnVerbs() {
