@@ -23,9 +23,9 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
     : client_(client),
       canceller_(canceller),
       options_(std::move(options)),
-      hold_deadline_(HoldDeadlineFor(options_.ttl, options_.lock_delay)),
       session_node_(options_.session_node),
-      executor_(std::move(executor)) {
+      executor_(std::move(executor)),
+      lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
   absl::MutexLock lock(&mu_);
   CountStateLocked(+1);  // connecting, until Stop()
 }
@@ -79,7 +79,7 @@ absl::Status SessionKeeper::Stop() {
     absl::MutexLock lock(&mu_);
     swept_ = true;
     doomed = std::move(orphans_);
-    if (!session_id_.empty()) doomed.push_back(std::exchange(session_id_, ""));
+    if (std::string live = lifecycle_.Abandon(); !live.empty()) doomed.push_back(std::move(live));
     for (std::string& id : doomed_.TakeAll()) doomed.push_back(std::move(id));
     ephemeral_.clear();
     events_.clear();
@@ -142,12 +142,13 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
   const absl::Time wait_until =
       std::min(deadline, absl::Now() + std::max(options_.ttl, options_.request_timeout));
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || !session_id_.empty() || (phase_ == Phase::kNone && !creating_);
+    return stopping_ || !lifecycle_.session().empty() ||
+           (lifecycle_.phase() == SessionPhase::kNone && !creating_);
   };
   for (;;) {
     if (stopping_) return ClosedError();
-    if (!session_id_.empty()) return session_id_;
-    if (phase_ == Phase::kNone && !creating_) {
+    if (!lifecycle_.session().empty()) return lifecycle_.session();
+    if (lifecycle_.phase() == SessionPhase::kNone && !creating_) {
       creating_ = true;
       const absl::Time sent = MonotonicNow();
       mu_.Unlock();
@@ -164,8 +165,8 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
         return ClosedError();
       }
       if (!id.ok()) return id.status();
-      AdoptSessionLocked(*std::move(id), sent);
-      return session_id_;
+      ApplyLocked(lifecycle_.Created(*std::move(id), sent, last_state_));
+      return lifecycle_.session();
     }
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), wait_until)) {
       if (absl::Now() >= deadline) {
@@ -178,41 +179,46 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
 
 std::string SessionKeeper::CurrentSessionId() {
   absl::MutexLock lock(&mu_);
-  return session_id_;
+  return lifecycle_.session();
 }
 
 void SessionKeeper::ReportSessionInvalid(absl::string_view session_id) {
   absl::MutexLock lock(&mu_);
-  if (!session_id.empty() && session_id == session_id_) WakeRenewerLocked();
+  ApplyLocked(lifecycle_.CheckNow(std::string(session_id), MonotonicNow()));
 }
 
-void SessionKeeper::AdoptSessionLocked(std::string id, absl::Time sent) {
-  const bool first = phase_ == Phase::kNone;
-  session_id_ = std::move(id);
-  // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
-  QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kCreated, session_id_});
-  // The server started the session's timer when it applied the create, after `sent`: counting
-  // from the reply instead would stretch the hold by however long the create took.
-  last_renewed_ = sent;
-  next_renew_ = sent + options_.ttl / 2;
-  create_failures_ = 0;
-  metrics::Metrics().session_creations.Get().Increment();
-  Log(LogLevel::kInfo, "session", "instance session ", session_id_,
-      first ? " created" : " created to replace a lost one; restoring ephemeral keys");
-  if (first) {
-    phase_ = Phase::kLive;
-    // Calls before the session may have told the state already (ReportReachable).
-    if (!last_state_.has_value()) {
-      PublishLocked(ConnectionState::kConnected);
-    } else if (*last_state_ == ConnectionState::kSuspended) {
-      phase_ = Phase::kSuspended;  // RECONNECTED once a renewal confirms the session
-      WakeRenewerLocked();
-    }
-  } else {
-    phase_ = Phase::kRestoring;  // RECONNECTED once every remembered key is bound again
-    NeedRestoreLocked();
+void SessionKeeper::ApplyLocked(SessionEffects effects) {
+  if (effects.created.has_value()) {
+    const bool first = effects.start_renewer;
+    metrics::Metrics().session_creations.Get().Increment();
+    Log(LogLevel::kInfo, "session", "instance session ", *effects.created,
+        first ? " created" : " created to replace a lost one; restoring ephemeral keys");
+    // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
+    QueueEventLocked(
+        InstanceSession::Event{InstanceSession::EventKind::kCreated, *std::move(effects.created)});
   }
-  if (first) StartThreadLocked();
+  if (effects.lost.has_value()) {
+    std::string old = std::move(effects.lost->session);
+    metrics::Metrics().session_losses.Get().Increment();
+    Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
+        effects.lost->maybe_alive
+            ? absl::StrCat("no renewal succeeded within ",
+                           absl::FormatDuration(lifecycle_.hold_deadline().loss_after),
+                           " of the last one sent")
+            : "unknown to the server",
+        "); creating a new one");
+    old_sessions_.push_back(old);
+    if (old_sessions_.size() > 8) old_sessions_.pop_front();
+    // The server may still have it (a partition, a slow election): destroy it so that it stops
+    // holding keys and locks (DestroyDueSessionLocked, once a new session is live).
+    if (effects.lost->maybe_alive) doomed_.Add(old, MonotonicNow());
+    // Observers first: held locks are marked lost before a listener hears LOST.
+    QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
+  }
+  for (ConnectionState state : effects.publish) PublishLocked(state);
+  if (effects.restore) NeedRestoreLocked();
+  if (effects.check_now) renew_signal_.Notify();
+  if (effects.start_renewer) StartThreadLocked();
 }
 
 void SessionKeeper::StartThreadLocked() {
@@ -247,15 +253,8 @@ absl::Duration SessionKeeper::RenewRetryDelayLocked() {
   return BackoffDelay(every, every, 1, bitgen_);
 }
 
-absl::Time SessionKeeper::NextDueLocked() const {
-  absl::Time due = absl::InfiniteFuture();
-  if (!session_id_.empty()) due = std::min(due, next_renew_);
-  if (phase_ == Phase::kLost) due = std::min(due, next_create_);
-  return due;
-}
-
 bool SessionKeeper::RestoreDueLocked() const {
-  return !session_id_.empty() && restore_needed_ && MonotonicNow() >= next_restore_;
+  return !lifecycle_.session().empty() && restore_needed_ && MonotonicNow() >= next_restore_;
 }
 
 void SessionKeeper::Restore() {
@@ -270,7 +269,7 @@ void SessionKeeper::Restore() {
     // Every key is back and no lost session is left: the thread ends until the next loss.
     if (!restore_needed_ && doomed_.empty()) break;
     // Both wait for a live session; its adoption notifies restore_signal_.
-    const absl::Time due = session_id_.empty()
+    const absl::Time due = lifecycle_.session().empty()
                                ? absl::InfiniteFuture()
                                : std::min(restore_needed_ ? next_restore_ : absl::InfiniteFuture(),
                                           doomed_.NextAttempt());
@@ -285,7 +284,7 @@ void SessionKeeper::Restore() {
 bool SessionKeeper::DestroyDueSessionLocked() {
   // Attempts wait for a live session: its create succeeding shows that the cluster answers
   // again, and until then an attempt would only fail.
-  if (session_id_.empty()) return false;
+  if (lifecycle_.session().empty()) return false;
   const std::optional<std::string> id = doomed_.DueAt(MonotonicNow());
   if (!id.has_value()) return false;
   mu_.Unlock();
@@ -302,106 +301,58 @@ bool SessionKeeper::DestroyDueSessionLocked() {
   return true;
 }
 
-void SessionKeeper::WakeRenewerLocked() {
-  wake_ = true;
-  renew_signal_.Notify();
-}
-
 void SessionKeeper::Run() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
     const absl::Time now = MonotonicNow();
-    if (wake_) {
-      wake_ = false;
-      next_renew_ = now;
-    }
-    const bool has_session = !session_id_.empty();
-    if (has_session && now >= next_renew_) {
-      RenewLocked();
-    } else if (phase_ == Phase::kLost && now >= next_create_) {
-      RecreateLocked();
-    } else {
-      const absl::Duration wait = NextDueLocked() - now;
-      mu_.Unlock();
-      renew_signal_.WaitFor(wait);  // on the steady clock: a wall-clock step changes nothing
-      mu_.Lock();
+    const SessionStep step = lifecycle_.Next(now);
+    switch (step.kind) {
+      case SessionStep::Kind::kRenew:
+        RenewLocked(step, now);
+        break;
+      case SessionStep::Kind::kDeclareLost:  // this thread ran late: the deadline is the deadline
+        ApplyLocked(lifecycle_.Expired(now));
+        break;
+      case SessionStep::Kind::kCreate:
+        RecreateLocked();
+        break;
+      case SessionStep::Kind::kWait: {
+        const absl::Duration wait = step.until - now;
+        mu_.Unlock();
+        renew_signal_.WaitFor(wait);  // on the steady clock: a wall-clock step changes nothing
+        mu_.Lock();
+        break;
+      }
     }
   }
 }
 
-absl::Time SessionKeeper::LossDeadlineLocked() const {
-  return last_renewed_ + hold_deadline_.loss_after;
-}
-
-void SessionKeeper::RenewLocked() {
-  const std::string id = session_id_;
-  const absl::Time sent = MonotonicNow();
-  const absl::Duration budget = LossDeadlineLocked() - sent;
-  if (budget <= absl::ZeroDuration()) {  // this thread ran late: the deadline is the deadline
-    MarkLostLocked(/*maybe_alive=*/true);
-    return;
-  }
+void SessionKeeper::RenewLocked(const SessionStep& step, absl::Time sent) {
   mu_.Unlock();
-  absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(id, budget);
+  absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(step.session, step.budget);
   mu_.Lock();
-  if (stopping_ || session_id_ != id) return;
+  if (stopping_ || lifecycle_.session() != step.session) return;
   const bool ok = renewed.ok() && renewed->has_value();
   metrics::Metrics()
       .session_renewals
       .At({metrics::Index(ok ? metrics::RenewalOutcome::kOk : metrics::RenewalOutcome::kFailed)})
       .Increment();
   if (ok) {
-    last_renewed_ = sent;
-    next_renew_ = sent + options_.ttl / 2;
-    if (phase_ == Phase::kSuspended) {
-      phase_ = Phase::kLive;
-      PublishLocked(ConnectionState::kReconnected);
-    }
+    ApplyLocked(lifecycle_.Renewed(step.session, sent));
     return;
   }
   if (renewed.ok()) {  // 404: the server no longer knows the session
-    MarkLostLocked(/*maybe_alive=*/false);
+    ApplyLocked(lifecycle_.RenewRefused(step.session));
     return;
   }
-  if (phase_ == Phase::kLive) {
-    phase_ = Phase::kSuspended;
-    PublishLocked(ConnectionState::kSuspended);
+  // The loss rule (a deadline no failure moves) is the life cycle's: session_lifecycle.h.
+  SessionEffects effects =
+      lifecycle_.RenewFailed(step.session, MonotonicNow(), RenewRetryDelayLocked());
+  if (effects.suspended) {
     Log(LogLevel::kWarn, "session",
         "renewing the instance session failed: ", renewed.status().ToString());
   }
-  // SAFETY (lock/README.md, "Safety"; hold_deadline.h): the session counts as lost at the loss
-  // deadline, counted from the last renewal that succeeded and from nothing else. No answer
-  // moves it: a server cut off on the minority side of a partition says "no leader" for as long
-  // as the partition lasts, while the majority's leader expires the session and, after the
-  // lock-delay, hands its locks on. A slow election may thus cost a session that Consul kept;
-  // that is a false loss, never an overlap.
-  const absl::Time now = MonotonicNow();
-  if (now >= LossDeadlineLocked()) {
-    MarkLostLocked(/*maybe_alive=*/true);
-    return;
-  }
-  next_renew_ = std::min(now + RenewRetryDelayLocked(), LossDeadlineLocked());
-}
-
-void SessionKeeper::MarkLostLocked(bool maybe_alive) {
-  std::string old = std::exchange(session_id_, "");
-  metrics::Metrics().session_losses.Get().Increment();
-  Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
-      maybe_alive
-          ? absl::StrCat("no renewal succeeded within ",
-                         absl::FormatDuration(hold_deadline_.loss_after), " of the last one sent")
-          : "unknown to the server",
-      "); creating a new one");
-  old_sessions_.push_back(old);
-  if (old_sessions_.size() > 8) old_sessions_.pop_front();
-  // The server may still have it (a partition, a slow election): destroy it so that it stops
-  // holding keys and locks (DestroyDueSessionLocked, once a new session is live).
-  if (maybe_alive) doomed_.Add(old, MonotonicNow());
-  phase_ = Phase::kLost;
-  next_create_ = MonotonicNow();
-  // Observers first: held locks are marked lost before a listener hears LOST.
-  QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
-  PublishLocked(ConnectionState::kLost);
+  ApplyLocked(std::move(effects));
 }
 
 void SessionKeeper::RecreateLocked() {
@@ -414,15 +365,16 @@ void SessionKeeper::RecreateLocked() {
     return;
   }
   if (!id.ok()) {
-    ++create_failures_;
-    next_create_ = MonotonicNow() + CreateBackoffLocked(create_failures_);
-    if (create_failures_ == 1) {
+    const SessionEffects effects =
+        lifecycle_.CreateFailed(MonotonicNow(), [this](int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                                                    mu_) { return CreateBackoffLocked(failures); });
+    if (effects.log_create_failure) {
       Log(LogLevel::kWarn, "session",
           "creating the instance session failed: ", id.status().ToString());
     }
     return;
   }
-  AdoptSessionLocked(*std::move(id), sent);
+  ApplyLocked(lifecycle_.Created(*std::move(id), sent, last_state_));
 }
 
 bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {

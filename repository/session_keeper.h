@@ -1,6 +1,9 @@
 // repository/session_keeper.h
 //
 // SessionKeeper owns the instance session of one repository and the ephemeral keys bound to it.
+// When the session is renewed, lost and replaced, and what the listeners hear of it, is decided
+// by its life cycle (session_lifecycle.h, a pure state machine); the keeper makes the calls, runs
+// the threads and delivers the events.
 //
 //  - The session (Behavior=delete, TTL-only) is created by the first ephemeral write, in the
 //    caller's thread; from then on a background thread renews it every TTL/2.
@@ -64,6 +67,7 @@
 #include "repository/ephemeral_writer.h"
 #include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
+#include "repository/session_lifecycle.h"
 #include "repository/session_node.h"
 
 namespace registry {
@@ -143,13 +147,6 @@ class SessionKeeper {
   void RemoveSessionObserver(int id);
 
  private:
-  enum class Phase {
-    kNone,       // no session yet
-    kLive,       // session renewed in time
-    kSuspended,  // renewals failing, session maybe alive
-    kLost,       // no session; creating one
-    kRestoring,  // new session; ephemeral keys being bound to it again
-  };
   struct Ephemeral {
     std::string value;
     bool exclusive = false;
@@ -165,7 +162,10 @@ class SessionKeeper {
                                  absl::Duration timeout);
 
   void StartThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The renewal thread: does what the life cycle says is due, and sleeps until the next of it.
   void Run();
+  // Carries out what a transition of the life cycle returned (session_lifecycle.h), in order.
+  void ApplyLocked(SessionEffects effects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues `event` and makes sure a Drain() task is scheduled.
   void QueueEventLocked(Event event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A task on the executor: delivers the queued events, in order.
@@ -178,7 +178,8 @@ class SessionKeeper {
   // One attempt to destroy a lost session that is due (mu_ released during the call); false if
   // none is due.
   bool DestroyDueSessionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes the renewal `step` asks for, sent at `sent` (mu_ released during the call).
+  void RenewLocked(const SessionStep& step, absl::Time sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Binds every remembered key not bound to the live session to it, in batches.
   void RestorePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -188,14 +189,9 @@ class SessionKeeper {
   // Records what became of one key of a restore; sets `*retry_later` and `*stop` as needed.
   void RecordRestore(const std::string& key, const std::string& session, BindOutcome outcome,
                      bool* retry_later, bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
-  void MarkLostLocked(bool maybe_alive) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Renews `id` in a call cut after `budget` (at most the request timeout).
   absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id,
                                                               absl::Duration budget);
-  // Makes `id`, whose create was sent at `sent` (monotonic), the live session.
-  void AdoptSessionLocked(std::string id, absl::Time sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // When the live session counts as lost unless a renewal succeeds first (hold_deadline.h).
-  absl::Time LossDeadlineLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishLocked(ConnectionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds `delta` to registry_consul_connection_state for last_state_ (an open keeper counts
   // once, in its current state, from construction until Stop()).
@@ -205,9 +201,6 @@ class SessionKeeper {
   absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before a failed renewal is made again.
   absl::Duration RenewRetryDelayLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Time NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets wake_ and wakes the renewal thread (which checks the session at once).
-  void WakeRenewerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sleeps for `duration` unless stopped first; returns false if stopped.
   bool SleepUnlessStopped(absl::Duration duration);
   absl::Status ClosedError() const;
@@ -215,7 +208,6 @@ class SessionKeeper {
   consul::Client& client_;
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
-  const HoldDeadline hold_deadline_;
   SessionNode session_node_;
   const Executor executor_;
 
@@ -224,23 +216,16 @@ class SessionKeeper {
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
 
   absl::Mutex mu_;
-  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kNone;
+  // The live session, when it is renewed and when it counts as lost (session_lifecycle.h), on
+  // MonotonicNow()'s clock (monotonic.h): a wall-clock step changes none of its schedules.
+  SessionLifecycle lifecycle_ ABSL_GUARDED_BY(mu_);
   bool creating_ ABSL_GUARDED_BY(mu_) = false;  // a caller is creating the first session
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  bool wake_ ABSL_GUARDED_BY(mu_) = false;  // check the session now
-  std::string session_id_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> old_sessions_ ABSL_GUARDED_BY(mu_);  // earlier sessions, newest last
-  // Schedules, on MonotonicNow()'s clock (monotonic.h): a wall-clock step changes none of them.
-  // Send time of the last successful renewal or create of the live session: the only basis of
-  // the loss deadline (hold_deadline.h).
-  absl::Time last_renewed_ ABSL_GUARDED_BY(mu_);
-  absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
-  absl::Time next_create_ ABSL_GUARDED_BY(mu_);
   absl::Time next_restore_ ABSL_GUARDED_BY(mu_);
   // The renewal and restore threads sleep on these (steady clock), not on mu_.
   WakeupSignal renew_signal_;
   WakeupSignal restore_signal_;
-  int create_failures_ ABSL_GUARDED_BY(mu_) = 0;
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Ephemeral> ephemeral_ ABSL_GUARDED_BY(mu_);  // consul key -> state
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/monotonic.h"
 #include "base/plugin_metrics.h"
 #include "repository/session_keeper.h"
 
@@ -50,7 +51,7 @@ void SessionKeeper::ReportReachable(bool reachable) {
   if (stopping_) return;
   // The latest report, not this one: two reporters may take mu_ in either order.
   reachable = reachability_.load(std::memory_order_acquire) == 1;
-  if (phase_ == Phase::kNone) {
+  if (lifecycle_.phase() == SessionPhase::kNone) {
     if (reachable && !last_state_.has_value()) {
       PublishLocked(ConnectionState::kConnected);
     } else if (reachable && *last_state_ == ConnectionState::kSuspended) {
@@ -61,12 +62,12 @@ void SessionKeeper::ReportReachable(bool reachable) {
     }
     return;
   }
-  if (!reachable && phase_ == Phase::kLive) {
-    phase_ = Phase::kSuspended;
-    PublishLocked(ConnectionState::kSuspended);
+  if (reachable) return;
+  SessionEffects effects = lifecycle_.Unreachable(MonotonicNow());
+  if (effects.suspended) {
     Log(LogLevel::kWarn, "session", "Consul cannot be reached; checking the instance session");
-    WakeRenewerLocked();
   }
+  ApplyLocked(std::move(effects));
 }
 
 void SessionKeeper::QueueEventLocked(Event event) {

@@ -41,7 +41,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
       {
         absl::MutexLock lock(&mu_);
         if (stopping_) return ClosedError();
-        if (session_id_ != session) continue;  // replaced meanwhile: use the new one
+        if (lifecycle_.session() != session) continue;  // replaced meanwhile: use the new one
         auto it = ephemeral_.find(std::string(consul_key));
         held_before = it != ephemeral_.end() && it->second.bound_session == session &&
                       it->second.value == value;
@@ -68,10 +68,10 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
         absl::MutexLock lock(&mu_);
         if (stopping_) return ClosedError();
         ephemeral_[std::string(consul_key)] = Ephemeral{std::string(value), exclusive, session};
-        if (session_id_ != session) {
+        if (lifecycle_.session() != session) {
           // The session was lost while the txn ran: bind the key to the new one too.
           NeedRestoreLocked();
-          WakeRenewerLocked();
+          ApplyLocked(lifecycle_.CheckNow(lifecycle_.session(), MonotonicNow()));
         }
         return true;
       }
@@ -84,7 +84,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
       ReportSessionInvalid(session);
       absl::MutexLock lock(&mu_);
       auto replaced = [this, &session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || session_id_ != session;
+        return stopping_ || lifecycle_.session() != session;
       };
       mu_.AwaitWithDeadline(absl::Condition(&replaced), deadline);
     }
@@ -147,18 +147,18 @@ absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_vi
 }
 
 void SessionKeeper::RestorePassLocked() {
-  const std::string session = session_id_;
+  const std::string session = lifecycle_.session();
   std::vector<std::string> pending;
   for (const auto& [key, ephemeral] : ephemeral_) {
     if (ephemeral.bound_session != session) pending.push_back(key);
   }
   if (pending.empty()) {
     restore_needed_ = false;
-    if (phase_ == Phase::kRestoring) {
-      phase_ = Phase::kLive;
-      PublishLocked(ConnectionState::kReconnected);
+    SessionEffects effects = lifecycle_.RestoreDone();
+    if (!effects.publish.empty()) {
       Log(LogLevel::kInfo, "session", "every ephemeral key is bound to session ", session);
     }
+    ApplyLocked(std::move(effects));
     return;
   }
   metrics::Metrics().session_restore_passes.Get().Increment();
@@ -183,7 +183,7 @@ void SessionKeeper::RestorePassLocked() {
       RestoreBatch(std::move(batch), session, &retry_later, &stop);
     }
     mu_.Lock();
-    if (stopping_ || session_id_ != session) return;
+    if (stopping_ || lifecycle_.session() != session) return;
   }
   next_restore_ = MonotonicNow() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
 }
@@ -194,7 +194,7 @@ void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::stri
     {
       // A user write since the batch was made may have changed or dropped a key.
       absl::MutexLock lock(&mu_);
-      if (stopping_ || session_id_ != session) return;
+      if (stopping_ || lifecycle_.session() != session) return;
       std::erase_if(batch,
                     [this, &session](BindRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
                       auto it = ephemeral_.find(request.consul_key);
@@ -249,7 +249,8 @@ void SessionKeeper::RecordRestore(const std::string& key, const std::string& ses
       if (it != ephemeral_.end()) ephemeral_.erase(it);
       return;
     case BindOutcome::kBadSession:
-      WakeRenewerLocked();  // check the session at once; the next session restarts the pass
+      // Check the session at once; the next session restarts the pass.
+      ApplyLocked(lifecycle_.CheckNow(session, MonotonicNow()));
       *stop = true;
       return;
     case BindOutcome::kLockDelay:
