@@ -1,6 +1,11 @@
 // base/plugin_metrics.cc
 #include "base/plugin_metrics.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <utility>
+
 namespace registry::metrics {
 namespace {
 
@@ -11,7 +16,23 @@ std::string Named(const char* name) { return std::string(kPrefix) + name; }
 LabelSet EndpointLabel() {
   return {"endpoint", {"kv", "txn", "session", "status", "other", "blocking_query"}};
 }
-LabelSet LockKindLabel() { return {"kind", {"mutex", "fair", "semaphore", "read", "write"}}; }
+// The lock kinds DeclareLockKinds() declared, and whether Metrics() has used them.
+struct LockKinds {
+  std::mutex mu;
+  std::vector<std::string> values;  // guarded by mu
+  bool used = false;                // guarded by mu
+};
+LockKinds& DeclaredLockKinds() {
+  static LockKinds* const kinds = new LockKinds();
+  return *kinds;
+}
+
+LabelSet LockKindLabel() {
+  LockKinds& kinds = DeclaredLockKinds();
+  std::lock_guard<std::mutex> lock(kinds.mu);
+  kinds.used = true;
+  return {"kind", kinds.values};
+}
 
 }  // namespace
 
@@ -97,6 +118,20 @@ std::vector<const FamilyBase*> PluginMetrics::families() const {
 PluginMetrics& Metrics() {
   static PluginMetrics* const metrics = new PluginMetrics();
   return *metrics;
+}
+
+bool DeclareLockKinds(std::vector<std::string> kinds) {
+  LockKinds& declared = DeclaredLockKinds();
+  std::lock_guard<std::mutex> lock(declared.mu);
+  if (declared.used && declared.values != kinds) {
+    std::string named;
+    for (const std::string& kind : kinds) named += " " + kind;
+    std::fprintf(stderr, "registry metrics: lock kinds declared after the metrics were made:%s\n",
+                 named.c_str());
+    std::abort();
+  }
+  declared.values = std::move(kinds);
+  return true;
 }
 
 std::string MetricsExposition() { return ExpositionText(Metrics().families()); }

@@ -6,7 +6,8 @@
 // first use of Metrics(), so a scrape lists every series, at zero until something happens.
 //
 // A component reaches its series by the enums below, whose order is the order of the label
-// values in the catalog:
+// values in the catalog (the lock families' `kind` values are the lock layer's: see
+// DeclareLockKinds):
 //
 //   Metrics().requests.At({Index(Endpoint::kKv), Index(Outcome::kOk)}).Increment();
 //
@@ -33,8 +34,6 @@ enum class Outcome { kOk, kHttp4xx, kHttp5xx, kTransportError, kUnknownOutcome, 
 enum class RenewalOutcome { kOk, kFailed };
 // Label `kind` of the watch gauge: a prefix watch (a listener's) or a single-key watch (a lock's).
 enum class WatchKind { kPrefix, kKey };
-// Label `kind` of the lock families: the recipe (lock/lock_core.h LockKind, in the same order).
-enum class LockKind { kMutex, kFair, kSemaphore, kRead, kWrite };
 // Label `state` of the connection gauge: an open repository's last connection state (connecting:
 // none yet).
 enum class StateLabel { kConnecting, kConnected, kSuspended, kLost, kReconnected };
@@ -66,7 +65,7 @@ struct PluginMetrics {
   HistogramFamily watch_delivery_lag;
   HistogramFamily watch_callback_duration;
 
-  // Locks (lock/), each {kind}.
+  // Locks (lock/), each {kind}: the values DeclareLockKinds() declared, none without it.
   GaugeFamily locks_held;
   GaugeFamily lock_waiters;
   CounterFamily lock_acquisitions;
@@ -86,8 +85,15 @@ struct PluginMetrics {
 // them until the process exits).
 PluginMetrics& Metrics();
 
+// Declares the values of label `kind` of the lock families: the lock layer's kinds of lock
+// (lock/lock_kind.h), which it indexes by its own LockKind. base/ cannot name them, so the lock
+// layer declares them while its library is loaded, before anything uses Metrics(). Declaring
+// other values once Metrics() exists is a programming error: it aborts, naming the values.
+// Returns true (for use in an initializer).
+bool DeclareLockKinds(std::vector<std::string> kinds);
+
 // The series of `family` (a member of PluginMetrics) whose one label has value `label`:
-//   SeriesOf(&PluginMetrics::locks_held, LockKind::kFair).Add(1);
+//   SeriesOf(&PluginMetrics::connection_state, StateLabel::kLost).Add(1);
 template <typename Metric, typename Enum>
 Metric& SeriesOf(Family<Metric> PluginMetrics::*family, Enum label) {
   return (Metrics().*family).At({Index(label)});

@@ -1,19 +1,20 @@
 // lock/fenced_write.cc
 //
-// Fenced writes (PersistIfHeld, DeleteIfHeld): single Consul transactions that check the hold's
-// index on the lock's fence key before writing, so they never write once Consul has taken the
-// lock away.
+// Fenced writes of a TwoTierLock (PersistIfHeld, DeleteIfHeld): single Consul transactions that
+// check the hold's index on the lock's fence key before writing, so they never write once Consul
+// has taken the lock away.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/plugin_metrics.h"
 #include "base/status_text.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
 #include "lock/lock_core.h"
-#include "lock/lock_manager.h"
 #include "lock/remote_lock.h"
+#include "lock/two_tier_lock.h"
 #include "repository/key_space.h"
 
 namespace registry::lock {
@@ -57,9 +58,9 @@ absl::StatusOr<consul::TxnResult> RunFencedTxn(LockCore& core, const RemoteHold&
 
 }  // namespace
 
-absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_view key,
-                                          const std::string& consul_key, bool tree,
-                                          std::vector<consul::TxnOp> writes) {
+absl::Status TwoTierLock::FencedWrite(absl::string_view op, absl::string_view key,
+                                      const std::string& consul_key, bool tree,
+                                      std::vector<consul::TxnOp> writes) {
   const std::string what = absl::StrCat(op, " '", key, "' under ", what_);
   RemoteHold held;
   uint64_t hold = 0;
@@ -105,29 +106,29 @@ absl::Status DistributedLock::FencedWrite(absl::string_view op, absl::string_vie
                    result->errors.empty() ? "no reason given" : result->errors[0].what));
 }
 
-absl::Status PersistIfHeld(DistributedLock& lock, absl::string_view key, absl::string_view value) {
+absl::Status TwoTierLock::FencedPersist(absl::string_view key, absl::string_view value) {
   if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return Prefixed(absl::StrCat("PersistIfHeld under ", lock.what_), status);
+    return registry::Prefixed(absl::StrCat("PersistIfHeld under ", what_), status);
   }
-  const std::string consul_key = lock.core_->key_space().ConsulKey(key);
+  const std::string consul_key = core_->key_space().ConsulKey(key);
   // Delete, then set: a plain set keeps a holder session, and like Persist a fenced persist
   // leaves the key persistent.
   std::vector<consul::TxnOp> writes;
   writes.push_back(consul::TxnOp::Delete(consul_key));
   writes.push_back(consul::TxnOp::Set(consul_key, std::string(value)));
-  return lock.FencedWrite("PersistIfHeld", key, consul_key, /*tree=*/false, std::move(writes));
+  return FencedWrite("PersistIfHeld", key, consul_key, /*tree=*/false, std::move(writes));
 }
 
-absl::Status DeleteIfHeld(DistributedLock& lock, absl::string_view key) {
+absl::Status TwoTierLock::FencedDelete(absl::string_view key) {
   if (absl::Status status = ValidateKey(key); !status.ok()) {
-    return Prefixed(absl::StrCat("DeleteIfHeld under ", lock.what_), status);
+    return registry::Prefixed(absl::StrCat("DeleteIfHeld under ", what_), status);
   }
-  const KeySpace& space = lock.core_->key_space();
+  const KeySpace& space = core_->key_space();
   std::vector<consul::TxnOp> writes;
   const std::string consul_key = space.ConsulKey(key);
   writes.push_back(consul::TxnOp::Delete(consul_key));
   writes.push_back(consul::TxnOp::DeleteTree(space.TreePrefix(key)));
-  return lock.FencedWrite("DeleteIfHeld", key, consul_key, /*tree=*/true, std::move(writes));
+  return FencedWrite("DeleteIfHeld", key, consul_key, /*tree=*/true, std::move(writes));
 }
 
 }  // namespace registry::lock

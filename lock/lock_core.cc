@@ -12,9 +12,6 @@
 #include "base/log.h"
 #include "base/monotonic.h"
 #include "base/status_text.h"
-#include "lock/consul_fair_lock.h"
-#include "lock/consul_mutex.h"
-#include "lock/consul_rw_lock.h"
 #include "lock/consul_semaphore.h"
 #include "lock/lock_name.h"
 
@@ -108,7 +105,7 @@ void LockCore::Shutdown() {
           +[](int* deliveries) { return *deliveries == 0; }, &deliveries_));
     }
   }
-  std::map<std::pair<LockKind, std::string>, std::shared_ptr<DistributedLock>> locks;
+  std::map<std::pair<LockKind, std::string>, std::shared_ptr<TwoTierLock>> locks;
   {
     absl::MutexLock lock(&mu_);
     locks.swap(locks_);  // breaks the core <-> lock cycle; callers may still hold their locks
@@ -121,7 +118,7 @@ void LockCore::Shutdown() {
 }
 
 bool LockCore::CloseAll(const absl::Status& reason) {
-  std::vector<std::shared_ptr<DistributedLock>> locks;
+  std::vector<std::shared_ptr<TwoTierLock>> locks;
   {
     absl::MutexLock lock(&mu_);
     if (!closed_.ok()) return false;
@@ -129,114 +126,44 @@ bool LockCore::CloseAll(const absl::Status& reason) {
     for (const auto& [name, held] : locks_) locks.push_back(held);
   }
   canceller_.Cancel();  // in-flight requests of every lock return now
-  for (const std::shared_ptr<DistributedLock>& held : locks) held->Close(reason);
+  for (const std::shared_ptr<TwoTierLock>& held : locks) held->Close(reason);
   return true;
 }
 
-std::unique_ptr<RemoteLock> LockCore::NewRemote(LockKind kind, const std::string& canonical,
-                                                int limit) {
-  switch (kind) {
-    case LockKind::kFair:
-      return std::make_unique<ConsulFairLock>(*this, canonical,
-                                              FairLockOwnerKey(key_space_, canonical),
-                                              FairLockQueuePrefix(key_space_, canonical));
-    case LockKind::kSemaphore:
-      return std::make_unique<ConsulSemaphore>(*this, canonical,
-                                               SemaphorePrefix(key_space_, canonical), limit);
-    case LockKind::kRead:
-    case LockKind::kWrite:
-      return std::make_unique<ConsulRwLock>(*this, canonical, RwLockPrefix(key_space_, canonical),
-                                            kind == LockKind::kWrite);
-    case LockKind::kMutex:
-      break;
-  }
-  return std::make_unique<ConsulMutex>(*this, canonical, LockConsulKey(key_space_, canonical));
-}
-
-namespace {
-
-// How GetLock's callers name it in errors, and what a lock of `kind` is called.
-const char* Getter(LockKind kind) {
-  switch (kind) {
-    case LockKind::kFair:
-      return "GetFairLock";
-    case LockKind::kSemaphore:
-      return "GetSemaphore";
-    case LockKind::kRead:
-      return "GetReadLock";
-    case LockKind::kWrite:
-      return "GetWriteLock";
-    case LockKind::kMutex:
-      break;
-  }
-  return "GetLock";
-}
-metrics::LockKind MetricsKind(LockKind kind) {
-  switch (kind) {
-    case LockKind::kMutex:
-      return metrics::LockKind::kMutex;
-    case LockKind::kFair:
-      return metrics::LockKind::kFair;
-    case LockKind::kSemaphore:
-      return metrics::LockKind::kSemaphore;
-    case LockKind::kRead:
-      return metrics::LockKind::kRead;
-    case LockKind::kWrite:
-      return metrics::LockKind::kWrite;
-  }
-  return metrics::LockKind::kMutex;
-}
-
-const char* Noun(LockKind kind) {
-  switch (kind) {
-    case LockKind::kSemaphore:
-      return "semaphore";
-    case LockKind::kRead:
-      return "read lock";
-    case LockKind::kWrite:
-      return "write lock";
-    default:
-      return "lock";
-  }
-}
-
-}  // namespace
-
-std::shared_ptr<DistributedLock> LockCore::NewLock(LockKind kind, const std::string& canonical,
-                                                   int limit) {
-  // The read side of a read/write lock is held by any number of threads at once.
-  const int capacity = kind == LockKind::kSemaphore
-                           ? limit
-                           : (kind == LockKind::kRead ? std::numeric_limits<int>::max() : 1);
-  return std::shared_ptr<DistributedLock>(
-      new DistributedLock(shared_from_this(), canonical, Noun(kind), capacity,
-                          NewRemote(kind, canonical, limit), MetricsKind(kind)));
+std::shared_ptr<TwoTierLock> LockCore::NewLock(LockKind kind, const std::string& canonical,
+                                               int limit) {
+  const LockKindTraits& traits = TraitsOf(kind);
+  int capacity = 1;
+  if (traits.capacity == LockCapacity::kLimit) capacity = limit;
+  if (traits.capacity == LockCapacity::kAny) capacity = std::numeric_limits<int>::max();
+  return std::make_shared<TwoTierLock>(shared_from_this(), canonical, traits.noun, capacity,
+                                       traits.new_remote(*this, canonical, limit), kind);
 }
 
 absl::StatusOr<std::shared_ptr<DistributedLock>> LockCore::GetLock(absl::string_view name,
                                                                    LockKind kind, int limit) {
-  const bool semaphore = kind == LockKind::kSemaphore;
+  const LockKindTraits& traits = TraitsOf(kind);
+  const bool takes_limit = traits.capacity == LockCapacity::kLimit;
   absl::StatusOr<std::string> canonical = CanonicalLockName(name);
   if (!canonical.ok()) return canonical.status();
-  const std::string what = absl::StrCat(Getter(kind), " '", *canonical, "'");
-  if (semaphore && (limit < 1 || limit > kMaxSemaphoreLimit)) {
+  const std::string what = absl::StrCat(traits.getter, " '", *canonical, "'");
+  if (takes_limit && (limit < 1 || limit > kMaxSemaphoreLimit)) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": limit ", limit, " is not from 1 to ", kMaxSemaphoreLimit));
   }
   absl::MutexLock lock(&mu_);
   if (!closed_.ok()) return Prefixed(what, closed_);
-  std::shared_ptr<DistributedLock>& slot = locks_[{kind, *canonical}];
-  if (slot == nullptr && (kind == LockKind::kRead || kind == LockKind::kWrite)) {
+  std::shared_ptr<TwoTierLock>& slot = locks_[{kind, *canonical}];
+  if (slot == nullptr && traits.other_side != kind) {
     // Both sides at once, each knowing the other before either is handed out.
-    std::shared_ptr<DistributedLock>& read = locks_[{LockKind::kRead, *canonical}];
-    std::shared_ptr<DistributedLock>& write = locks_[{LockKind::kWrite, *canonical}];
-    read = NewLock(LockKind::kRead, *canonical, limit);
-    write = NewLock(LockKind::kWrite, *canonical, limit);
-    read->other_side_ = write;
-    write->other_side_ = read;
+    std::shared_ptr<TwoTierLock>& other = locks_[{traits.other_side, *canonical}];
+    slot = NewLock(kind, *canonical, limit);
+    other = NewLock(traits.other_side, *canonical, limit);
+    slot->set_other_side(other);
+    other->set_other_side(slot);
   } else if (slot == nullptr) {
     slot = NewLock(kind, *canonical, limit);
-  } else if (semaphore && slot->capacity() != limit) {
+  } else if (takes_limit && slot->capacity() != limit) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": this manager has it with limit ",
                                                       slot->capacity(), ", asked for ", limit));
   }
@@ -382,7 +309,7 @@ void LockCore::Deliver(std::function<void()> task) {
 }
 
 void LockCore::OnSessionEvent(const InstanceSession::Event& event) {
-  std::vector<std::shared_ptr<DistributedLock>> locks;
+  std::vector<std::shared_ptr<TwoTierLock>> locks;
   {
     absl::MutexLock lock(&mu_);
     ++session_events_;
@@ -394,7 +321,7 @@ void LockCore::OnSessionEvent(const InstanceSession::Event& event) {
     if (lost_sessions_.size() > kLostSessionsKept) lost_sessions_.pop_front();
     for (const auto& [name, held] : locks_) locks.push_back(held);
   }
-  for (const std::shared_ptr<DistributedLock>& held : locks) held->OnSessionLost(event.session_id);
+  for (const std::shared_ptr<TwoTierLock>& held : locks) held->OnSessionLost(event.session_id);
 }
 
 }  // namespace registry::lock

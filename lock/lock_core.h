@@ -32,21 +32,15 @@
 #include "absl/time/time.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
+#include "lock/distributed_lock.h"
+#include "lock/lock_kind.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
 #include "watch/watch_engine.h"
 
 namespace registry::lock {
-
-// The Consul recipe behind a DistributedLock.
-enum class LockKind {
-  kMutex,      // consul_mutex.h
-  kFair,       // consul_fair_lock.h
-  kSemaphore,  // consul_semaphore.h
-  kRead,       // the two sides of a read/write lock: consul_rw_lock.h
-  kWrite,
-};
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
@@ -71,7 +65,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name, LockKind kind,
                                                            int limit = 1);
 
-  // --- For DistributedLock --------------------------------------------------------------------
+  // --- For TwoTierLock --------------------------------------------------------------------
 
   // Registers a call that may use the session or the client; false (and nothing registered) once
   // closed. Every true must be matched by EndCall().
@@ -128,9 +122,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
  private:
   void OnSessionEvent(const InstanceSession::Event& event);
-  // A new lock of `kind`, and its tier 2.
-  std::shared_ptr<DistributedLock> NewLock(LockKind kind, const std::string& canonical, int limit);
-  std::unique_ptr<RemoteLock> NewRemote(LockKind kind, const std::string& canonical, int limit);
+  // A new lock of `kind`, with its tier 2.
+  std::shared_ptr<TwoTierLock> NewLock(LockKind kind, const std::string& canonical, int limit);
   // Closes the core and every lock with `reason`; false if it was already closed.
   bool CloseAll(const absl::Status& reason);
 
@@ -161,7 +154,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // The engine that runs them, once one was handed over (it outlives the core, as the
   // repository does).
   watch::WatchEngine* engine_ ABSL_GUARDED_BY(mu_) = nullptr;
-  std::map<std::pair<LockKind, std::string>, std::shared_ptr<DistributedLock>> locks_
+  std::map<std::pair<LockKind, std::string>, std::shared_ptr<TwoTierLock>> locks_
       ABSL_GUARDED_BY(mu_);
 };
 

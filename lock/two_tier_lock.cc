@@ -1,15 +1,14 @@
-// lock/distributed_lock.cc
-//
-// DistributedLock: tier 1 (the process-local FIFO lock), hold bookkeeping, loss and listeners,
-// over a tier 2 (remote_lock.h). Fenced writes are in fenced_write.cc.
+// lock/two_tier_lock.cc
+#include "lock/two_tier_lock.h"
+
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
+#include "base/plugin_metrics.h"
 #include "base/status_text.h"
 #include "lock/lock_core.h"
-#include "lock/lock_manager.h"
 #include "lock/remote_lock.h"
 
 namespace registry::lock {
@@ -34,7 +33,7 @@ class CallScope {
 // observed when it ends.
 class WaitScope {
  public:
-  explicit WaitScope(metrics::LockKind kind) : kind_(kind), started_(MonotonicNow()) {
+  explicit WaitScope(LockKind kind) : kind_(kind), started_(MonotonicNow()) {
     SeriesOf(&PluginMetrics::lock_waiters, kind_).Add(1);
   }
   ~WaitScope() {
@@ -55,15 +54,14 @@ class WaitScope {
   }
 
  private:
-  const metrics::LockKind kind_;
+  const LockKind kind_;
   const absl::Time started_;
 };
 
 }  // namespace
 
-DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string name,
-                                 absl::string_view noun, int capacity,
-                                 std::unique_ptr<RemoteLock> remote, metrics::LockKind kind)
+TwoTierLock::TwoTierLock(std::shared_ptr<LockCore> core, std::string name, absl::string_view noun,
+                         int capacity, std::unique_ptr<RemoteLock> remote, LockKind kind)
     : core_(std::move(core)),
       name_(std::move(name)),
       noun_(noun),
@@ -72,45 +70,45 @@ DistributedLock::DistributedLock(std::shared_ptr<LockCore> core, std::string nam
       kind_(kind),
       remote_(std::move(remote)) {}
 
-DistributedLock::~DistributedLock() = default;
+TwoTierLock::~TwoTierLock() = default;
 
-const std::string& DistributedLock::consul_key() const { return remote_->consul_key(); }
+const std::string& TwoTierLock::consul_key() const { return remote_->consul_key(); }
 
-absl::Status DistributedLock::Prefixed(absl::string_view op, const absl::Status& status) const {
+absl::Status TwoTierLock::Prefixed(absl::string_view op, const absl::Status& status) const {
   return registry::Prefixed(absl::StrCat(op, ": ", what_), status);
 }
 
-const DistributedLock::Hold* DistributedLock::HeldBy(std::thread::id thread) const {
+const TwoTierLock::Hold* TwoTierLock::HeldBy(std::thread::id thread) const {
   auto it = holds_.find(thread);
   return it != holds_.end() && it->second.count > 0 ? &it->second : nullptr;
 }
 
-DistributedLock::Hold* DistributedLock::HeldBy(std::thread::id thread) {
+TwoTierLock::Hold* TwoTierLock::HeldBy(std::thread::id thread) {
   return const_cast<Hold*>(std::as_const(*this).HeldBy(thread));
 }
 
-DistributedLock::Hold* DistributedLock::HoldWithId(uint64_t id) {
+TwoTierLock::Hold* TwoTierLock::HoldWithId(uint64_t id) {
   for (auto& [thread, hold] : holds_) {
     if (hold.id == id && hold.count > 0) return &hold;
   }
   return nullptr;
 }
 
-absl::Status DistributedLock::Lock() {
+absl::Status TwoTierLock::Lock() {
   absl::StatusOr<bool> acquired = Acquire(absl::InfiniteFuture(), absl::InfiniteFuture(), "Lock");
   if (!acquired.ok()) return acquired.status();
   if (!*acquired) return absl::InternalError(absl::StrCat("Lock: ", what_, ": gave up"));
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> DistributedLock::TryLock(absl::Duration timeout) {
+absl::StatusOr<bool> TwoTierLock::TryLock(absl::Duration timeout) {
   const absl::Time now = absl::Now();
   if (timeout <= absl::ZeroDuration()) return Acquire(now, absl::InfiniteFuture(), "TryLock");
   return Acquire(now + timeout, now + timeout, "TryLock");
 }
 
-absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time request_deadline,
-                                              absl::string_view op) {
+absl::StatusOr<bool> TwoTierLock::Acquire(absl::Time deadline, absl::Time request_deadline,
+                                          absl::string_view op) {
   const std::thread::id me = std::this_thread::get_id();
   {
     absl::MutexLock lock(&mu_);
@@ -125,7 +123,7 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
     }
     if (!closed_.ok()) return Prefixed(op, closed_);
   }
-  if (std::shared_ptr<DistributedLock> other = other_side_.lock();
+  if (std::shared_ptr<TwoTierLock> other = other_side_.lock();
       other != nullptr && other->IsHeldByCurrentThread()) {
     return absl::FailedPreconditionError(
         absl::StrCat(op, ": ", what_, ": this thread holds the ", other->noun_,
@@ -139,13 +137,13 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   {
     absl::MutexLock lock(&mu_);
     struct Turn {
-      DistributedLock* self;
+      TwoTierLock* self;
       uint64_t ticket;
     } turn{this, next_ticket_++};
     waiting_.insert(turn.ticket);
     const absl::Condition ready(
         +[](Turn* t) {
-          DistributedLock& self = *t->self;
+          TwoTierLock& self = *t->self;
           const size_t taken = self.holds_.size() + self.releasing_unknown_;
           return !self.closed_.ok() || (taken < static_cast<size_t>(self.capacity_) &&
                                         *self.waiting_.begin() == t->ticket);
@@ -195,8 +193,8 @@ absl::StatusOr<bool> DistributedLock::Acquire(absl::Time deadline, absl::Time re
   return true;
 }
 
-void DistributedLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
-  std::weak_ptr<DistributedLock> weak = weak_from_this();
+void TwoTierLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
+  std::weak_ptr<TwoTierLock> weak = weak_from_this();
   const watch::WatchId id =
       core_->WatchHeldKey(remote.key, remote.session, [weak, hold](const absl::Status& reason) {
         if (auto self = weak.lock()) self->MarkLost(hold, reason);
@@ -212,9 +210,9 @@ void DistributedLock::WatchHeldKey(uint64_t hold, const RemoteHold& remote) {
   core_->StopWatching(id);
 }
 
-void DistributedLock::ReleaseInBackground(PendingRelease pending) {
+void TwoTierLock::ReleaseInBackground(PendingRelease pending) {
   ++releasing_unknown_;
-  std::weak_ptr<DistributedLock> weak = weak_from_this();
+  std::weak_ptr<TwoTierLock> weak = weak_from_this();
   core_->Deliver([weak, pending = std::move(pending)] {
     auto self = weak.lock();
     if (self == nullptr) return;
@@ -224,7 +222,7 @@ void DistributedLock::ReleaseInBackground(PendingRelease pending) {
   });
 }
 
-absl::Status DistributedLock::Unlock() {
+absl::Status TwoTierLock::Unlock() {
   const std::thread::id me = std::this_thread::get_id();
   RemoteHold remote;
   watch::WatchId key_watch = 0;
@@ -259,37 +257,35 @@ absl::Status DistributedLock::Unlock() {
   return status;
 }
 
-bool DistributedLock::IsHeldByCurrentThread() const {
+bool TwoTierLock::IsHeldByCurrentThread() const {
   absl::MutexLock lock(&mu_);
   return HeldBy(std::this_thread::get_id()) != nullptr;
 }
 
-int DistributedLock::HoldCount() const {
+int TwoTierLock::HoldCount() const {
   absl::MutexLock lock(&mu_);
   const Hold* held = HeldBy(std::this_thread::get_id());
   return held == nullptr ? 0 : held->count;
 }
 
-int DistributedLock::QueueLength() const {
+int TwoTierLock::QueueLength() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int>(waiting_.size());
 }
 
-bool DistributedLock::lost() const { return !lost_reason().ok(); }
-
-absl::Status DistributedLock::lost_reason() const {
+absl::Status TwoTierLock::lost_reason() const {
   absl::MutexLock lock(&mu_);
   const Hold* held = HeldBy(std::this_thread::get_id());
   return held != nullptr ? held->lost : latest_lost_;
 }
 
-int DistributedLock::AddLostListener(LostListener listener) {
+int TwoTierLock::AddLostListener(LostListener listener) {
   return listeners_.Add(std::move(listener));
 }
 
-void DistributedLock::RemoveLostListener(int id) { listeners_.Remove(id); }
+void TwoTierLock::RemoveLostListener(int id) { listeners_.Remove(id); }
 
-void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
+void TwoTierLock::MarkLost(uint64_t hold_id, absl::Status reason) {
   {
     absl::MutexLock lock(&mu_);
     Hold* held = HoldWithId(hold_id);
@@ -299,17 +295,17 @@ void DistributedLock::MarkLost(uint64_t hold_id, absl::Status reason) {
     SeriesOf(&PluginMetrics::lock_losses, kind_).Increment();
     if (latest_hold_ == hold_id) latest_lost_ = reason;
   }
-  std::weak_ptr<DistributedLock> weak = weak_from_this();
+  std::weak_ptr<TwoTierLock> weak = weak_from_this();
   core_->Deliver([weak, reason = std::move(reason)] {
     if (auto self = weak.lock()) self->NotifyLost(reason);
   });
 }
 
-void DistributedLock::MarkAllLost(const std::vector<uint64_t>& ids, const absl::Status& reason) {
+void TwoTierLock::MarkAllLost(const std::vector<uint64_t>& ids, const absl::Status& reason) {
   for (uint64_t id : ids) MarkLost(id, reason);
 }
 
-void DistributedLock::OnSessionLost(const std::string& session_id) {
+void TwoTierLock::OnSessionLost(const std::string& session_id) {
   std::vector<uint64_t> ids;
   {
     absl::MutexLock lock(&mu_);
@@ -321,7 +317,7 @@ void DistributedLock::OnSessionLost(const std::string& session_id) {
               absl::AbortedError(absl::StrCat("the instance session ", session_id, " was lost")));
 }
 
-void DistributedLock::Close(const absl::Status& reason) {
+void TwoTierLock::Close(const absl::Status& reason) {
   std::vector<uint64_t> ids;
   std::vector<watch::WatchId> key_watches;
   {
@@ -337,6 +333,6 @@ void DistributedLock::Close(const absl::Status& reason) {
   MarkAllLost(ids, absl::AbortedError(reason.message()));
 }
 
-void DistributedLock::NotifyLost(const absl::Status& reason) { listeners_.Notify(name_, reason); }
+void TwoTierLock::NotifyLost(const absl::Status& reason) { listeners_.Notify(name_, reason); }
 
 }  // namespace registry::lock
