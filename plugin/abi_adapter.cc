@@ -301,19 +301,20 @@ void Destroy(RegistryRepository* repository) noexcept {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetFairLock(absl::string_view name) {
+absl::StatusOr<std::shared_ptr<lock::DistributedLock>> LockService::GetFairLock(
+    absl::string_view name) {
   return absl::UnimplementedError(
       absl::StrCat("this registry plugin has no fair locks (fair lock '", name, "')"));
 }
 
-absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetSemaphore(absl::string_view name,
-                                                                       int limit) {
+absl::StatusOr<std::shared_ptr<lock::DistributedLock>> LockService::GetSemaphore(
+    absl::string_view name, int limit) {
   return absl::UnimplementedError(absl::StrCat(
       "this registry plugin has no semaphores (semaphore '", name, "', limit ", limit, ")"));
 }
 
-absl::StatusOr<std::shared_ptr<LockBackend>> LockService::GetReadWriteLock(absl::string_view name,
-                                                                           bool write) {
+absl::StatusOr<std::shared_ptr<lock::DistributedLock>> LockService::GetReadWriteLock(
+    absl::string_view name, bool write) {
   return absl::UnimplementedError(absl::StrCat("this registry plugin has no read/write locks (",
                                                write ? "write" : "read", " lock '", name, "')"));
 }

@@ -1,7 +1,8 @@
 // plugin/abi_adapter.h
 //
 // The plugin side of the C ABI (plugin/registry_plugin.h): maps the C table onto
-// registry::Repository (and, for locks, LockService / LockBackend below). A plugin library
+// registry::Repository (and, for locks, LockService below, whose locks are
+// registry::lock::DistributedLock, lock/distributed_lock.h). A plugin library
 // supplies a PluginDescriptor (its type name, how it builds a repository from YAML or props, and
 // optionally its locks) and implements its exported RegistryPluginInit with
 // InitPluginApi<descriptor>; every other table entry is generic and lives here (abi_adapter.cc,
@@ -16,7 +17,6 @@
 #ifndef REGISTRY_PLUGIN_ABI_ADAPTER_H_
 #define REGISTRY_PLUGIN_ABI_ADAPTER_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
+#include "lock/distributed_lock.h"
 #include "plugin/registry_plugin.h"
 #include "registry/repository.h"
 
@@ -34,51 +34,33 @@ namespace registry::plugin {
 // Props as written under `props:`, in the order given.
 using PropList = std::vector<std::pair<std::string, std::string>>;
 
-// One named lock as a plugin serves it through the C ABI, with the semantics of
-// registry::lock::DistributedLock (lock/lock_manager.h): two tiers, re-entrant per thread, one
-// deadline for TryLock, loss reported to listeners, fenced writes. Thread safety: every method
-// may be called concurrently; calls after the owning LockService is gone fail with
-// FailedPrecondition (Unlock still ends a hold locally).
-class LockBackend {
- public:
-  using LostListener = std::function<void(const std::string& name, const absl::Status& reason)>;
-
-  virtual ~LockBackend() = default;
-  // The canonical name ("a/b" for "/a/b").
-  virtual const std::string& name() const = 0;
-  virtual absl::Status Lock() = 0;
-  virtual absl::StatusOr<bool> TryLock(absl::Duration timeout) = 0;
-  virtual absl::Status Unlock() = 0;
-  virtual bool IsHeldByCurrentThread() const = 0;
-  virtual bool lost() const = 0;
-  virtual int AddLostListener(LostListener listener) = 0;
-  virtual void RemoveLostListener(int id) = 0;
-  virtual absl::Status PersistIfHeld(absl::string_view key, absl::string_view value) = 0;
-  virtual absl::Status DeleteIfHeld(absl::string_view key) = 0;
-};
-
-// The locks of one repository. Thread safety: the getters may be called concurrently.
+// The locks of one repository, each a registry::lock::DistributedLock (lock/distributed_lock.h:
+// two tiers, re-entrant per thread, one deadline for TryLock, loss reported to listeners, fenced
+// writes); calls on a lock after its service is gone fail with FailedPrecondition (Unlock still
+// ends a hold locally). Thread safety: the getters may be called concurrently.
 class LockService {
  public:
   // Fails waiters and reports held locks lost; must not run inside a lost listener.
   virtual ~LockService() = default;
   // The lock called `name`; the same canonical name gives the same lock. No request is made.
   // Errors: InvalidArgument naming a bad name; FailedPrecondition once the repository closed.
-  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetLock(absl::string_view name) = 0;
+  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetLock(
+      absl::string_view name) = 0;
   // The fair lock called `name` (registry_plugin.h get_fair_lock). Errors as GetLock;
   // Unimplemented by default: the service has no fair locks.
-  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetFairLock(absl::string_view name);
+  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetFairLock(
+      absl::string_view name);
   // The semaphore called `name` with `limit` permits (registry_plugin.h get_semaphore), whose
   // Lock/TryLock take a permit and Unlock gives it back. Errors as GetLock; InvalidArgument
   // naming a limit out of range; FailedPrecondition if the service has it with another limit;
   // Unimplemented by default: the service has no semaphores.
-  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetSemaphore(absl::string_view name,
-                                                                    int limit);
+  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetSemaphore(
+      absl::string_view name, int limit);
   // The read side (`write` false) or the write side of the read/write lock called `name`
   // (registry_plugin.h get_read_write_lock). Errors as GetLock; Unimplemented by default: the
   // service has no read/write locks.
-  virtual absl::StatusOr<std::shared_ptr<LockBackend>> GetReadWriteLock(absl::string_view name,
-                                                                        bool write);
+  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetReadWriteLock(
+      absl::string_view name, bool write);
 };
 
 struct PluginDescriptor {

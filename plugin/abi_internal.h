@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "lock/distributed_lock.h"
 #include "plugin/abi_adapter.h"
 #include "plugin/registry_plugin.h"
 #include "registry/repository.h"
@@ -122,10 +123,10 @@ struct RegistryRepository {
 };
 
 struct RegistryLock {
-  explicit RegistryLock(std::shared_ptr<registry::plugin::LockBackend> backend)
-      : backend(std::move(backend)) {}
+  explicit RegistryLock(std::shared_ptr<registry::lock::DistributedLock> impl)
+      : impl(std::move(impl)) {}
 
-  const std::shared_ptr<registry::plugin::LockBackend> backend;
+  const std::shared_ptr<registry::lock::DistributedLock> impl;
   absl::Mutex mu;
   std::set<int> listeners ABSL_GUARDED_BY(mu);  // lost-listener ids added through this handle
 };

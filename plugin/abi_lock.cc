@@ -2,7 +2,7 @@
 //
 // The 1.2 to 1.5 entries of the C table: named locks (get_lock ... delete_if_held), fair locks
 // (get_fair_lock), semaphores (get_semaphore) and read/write locks (get_read_write_lock) over
-// the plugin's LockService / LockBackend.
+// the plugin's LockService and its locks (lock/distributed_lock.h).
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@ namespace registry::plugin::internal {
 namespace {
 
 absl::Status CheckLock(const RegistryLock* lock) {
-  if (lock == nullptr || lock->backend == nullptr) return NullArgument("lock");
+  if (lock == nullptr || lock->impl == nullptr) return NullArgument("lock");
   return absl::OkStatus();
 }
 
@@ -47,9 +47,9 @@ int GetLockHandle(RegistryRepository* repository, const char* name, RegistryLock
     if (name == nullptr) return NullArgument("name");
     absl::StatusOr<LockService*> locks = LocksOf(*repository, name);
     if (!locks.ok()) return locks.status();
-    absl::StatusOr<std::shared_ptr<LockBackend>> backend = get(**locks);
-    if (!backend.ok()) return backend.status();
-    *out = new RegistryLock(std::move(*backend));
+    absl::StatusOr<std::shared_ptr<lock::DistributedLock>> found = get(**locks);
+    if (!found.ok()) return found.status();
+    *out = new RegistryLock(std::move(*found));
     return absl::OkStatus();
   });
 }
@@ -79,7 +79,7 @@ int GetReadWriteLock(RegistryRepository* repository, const char* name, int32_t w
                      RegistryLock** out, RegistryError* error) noexcept {
   return GetLockHandle(
       repository, name, out, error,
-      [name, write](LockService& locks) -> absl::StatusOr<std::shared_ptr<LockBackend>> {
+      [name, write](LockService& locks) -> absl::StatusOr<std::shared_ptr<lock::DistributedLock>> {
         // Checked here, not by the service, so that every plugin names a bad side alike.
         if (write != 0 && write != 1) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -99,7 +99,7 @@ void ReleaseLock(RegistryLock* lock) noexcept {
       absl::MutexLock hold(&lock->mu);
       listeners.swap(lock->listeners);
     }
-    for (int id : listeners) lock->backend->RemoveLostListener(id);
+    for (int id : listeners) lock->impl->RemoveLostListener(id);
     return absl::OkStatus();
   });
   Guarded(nullptr, [&]() -> absl::Status {
@@ -111,7 +111,7 @@ void ReleaseLock(RegistryLock* lock) noexcept {
 int Lock(RegistryLock* lock, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
-    return lock->backend->Lock();
+    return lock->impl->Lock();
   });
 }
 
@@ -120,7 +120,7 @@ int TryLock(RegistryLock* lock, int64_t timeout_ms, bool* acquired, RegistryErro
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
     if (acquired == nullptr) return NullArgument("acquired");
     *acquired = false;
-    absl::StatusOr<bool> got = lock->backend->TryLock(absl::Milliseconds(timeout_ms));
+    absl::StatusOr<bool> got = lock->impl->TryLock(absl::Milliseconds(timeout_ms));
     if (!got.ok()) return got.status();
     *acquired = *got;
     return absl::OkStatus();
@@ -130,7 +130,7 @@ int TryLock(RegistryLock* lock, int64_t timeout_ms, bool* acquired, RegistryErro
 int Unlock(RegistryLock* lock, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
-    return lock->backend->Unlock();
+    return lock->impl->Unlock();
   });
 }
 
@@ -138,7 +138,7 @@ int LockIsHeld(RegistryLock* lock, bool* held, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
     if (held == nullptr) return NullArgument("held");
-    *held = lock->backend->IsHeldByCurrentThread();
+    *held = lock->impl->IsHeldByCurrentThread();
     return absl::OkStatus();
   });
 }
@@ -147,7 +147,7 @@ int LockIsLost(RegistryLock* lock, bool* lost, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
     if (lost == nullptr) return NullArgument("lost");
-    *lost = lock->backend->lost();
+    *lost = lock->impl->lost();
     return absl::OkStatus();
   });
 }
@@ -158,7 +158,7 @@ int AddLockLostListener(RegistryLock* lock, RegistryLockLostCallback callback, v
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
     if (callback == nullptr) return NullArgument("callback");
     if (listener_id == nullptr) return NullArgument("listener_id");
-    const int id = lock->backend->AddLostListener(
+    const int id = lock->impl->AddLostListener(
         [callback, user_data](const std::string& name, const absl::Status& reason) {
           const std::string message(reason.message());
           callback(name.c_str(), static_cast<int32_t>(reason.code()), message.c_str(), user_data);
@@ -173,7 +173,7 @@ int AddLockLostListener(RegistryLock* lock, RegistryLockLostCallback callback, v
 int RemoveLockLostListener(RegistryLock* lock, int64_t listener_id, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
-    // Only ids this handle handed out: the backend's ids are shared by every handle.
+    // Only ids this handle handed out: the lock's ids are shared by every handle.
     if (listener_id < INT32_MIN || listener_id > INT32_MAX) return absl::OkStatus();
     const int id = static_cast<int>(listener_id);
     {
@@ -181,8 +181,8 @@ int RemoveLockLostListener(RegistryLock* lock, int64_t listener_id, RegistryErro
       if (lock->listeners.count(id) == 0) return absl::OkStatus();
     }
     // Not under lock->mu: this waits for a running call, which may use the handle. The id stays
-    // listed until then, so a concurrent removal of the same id waits in the backend too.
-    lock->backend->RemoveLostListener(id);
+    // listed until then, so a concurrent removal of the same id waits in the lock too.
+    lock->impl->RemoveLostListener(id);
     absl::MutexLock hold(&lock->mu);
     lock->listeners.erase(id);
     return absl::OkStatus();
@@ -196,7 +196,7 @@ int PersistIfHeld(RegistryLock* lock, const char* key, const char* value, size_t
     if (key == nullptr) return NullArgument("key");
     absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
     if (!bytes.ok()) return bytes.status();
-    return lock->backend->PersistIfHeld(key, *bytes);
+    return registry::lock::PersistIfHeld(*lock->impl, key, *bytes);
   });
 }
 
@@ -204,7 +204,7 @@ int DeleteIfHeld(RegistryLock* lock, const char* key, RegistryError* error) noex
   return Guarded(error, [&]() -> absl::Status {
     if (absl::Status s = CheckLock(lock); !s.ok()) return s;
     if (key == nullptr) return NullArgument("key");
-    return lock->backend->DeleteIfHeld(key);
+    return registry::lock::DeleteIfHeld(*lock->impl, key);
   });
 }
 

@@ -1,10 +1,10 @@
 // plugin/consul_locks.h
 //
-// The locks of the Consul plugin: the C ABI's lock entries (abi_adapter.h LockService /
-// LockBackend) served by registry::lock's two-tier locks (lock/lock_manager.h), one LockManager
-// per repository handle. Internal to the Consul plugin library.
+// The locks of the Consul plugin: the C ABI's lock entries (abi_adapter.h LockService) served by
+// registry::lock's two-tier locks (lock/lock_manager.h), one LockManager per repository handle.
+// Internal to the Consul plugin library.
 //
-// Thread safety: as LockService and LockBackend state.
+// Thread safety: as LockService states.
 #ifndef REGISTRY_PLUGIN_CONSUL_LOCKS_H_
 #define REGISTRY_PLUGIN_CONSUL_LOCKS_H_
 

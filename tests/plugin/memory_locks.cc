@@ -12,13 +12,17 @@
 
 namespace registry::plugin {
 
-class MemoryLock final : public LockBackend {
+class MemoryLock final : public lock::DistributedLock {
  public:
   MemoryLock(std::string name, Repository& repository)
-      : name_(std::move(name)), repository_(repository) {}
+      : name_(std::move(name)),
+        store_key_(absl::StrCat("lock/", name_, "/")),
+        repository_(repository) {}
   ~MemoryLock() override { Close(); }
 
   const std::string& name() const override { return name_; }
+  const std::string& consul_key() const override { return store_key_; }
+  int capacity() const override { return 1; }
 
   absl::Status Lock() override { return Acquire(absl::InfiniteFuture()).status(); }
 
@@ -41,7 +45,17 @@ class MemoryLock final : public LockBackend {
     return HeldLocked();
   }
 
-  bool lost() const override {
+  int HoldCount() const override {
+    absl::MutexLock lock(&mu_);
+    return HeldLocked() ? holds_ : 0;
+  }
+
+  int QueueLength() const override {
+    absl::MutexLock lock(&mu_);
+    return waiting_;
+  }
+
+  absl::Status lost_reason() const override {
     absl::MutexLock lock(&mu_);
     return lost_;
   }
@@ -66,16 +80,6 @@ class MemoryLock final : public LockBackend {
         &waiting));
   }
 
-  absl::Status PersistIfHeld(absl::string_view key, absl::string_view value) override {
-    if (absl::Status s = CheckFenced(key); !s.ok()) return s;
-    return repository_.Persist(key, value);
-  }
-
-  absl::Status DeleteIfHeld(absl::string_view key) override {
-    if (absl::Status s = CheckFenced(key); !s.ok()) return s;
-    return repository_.Delete(key);
-  }
-
   // Marks the current hold lost (if any and not already) and calls the listeners on a thread.
   void MarkLost(const absl::Status& reason) {
     absl::MutexLock lock(&mu_);
@@ -97,6 +101,16 @@ class MemoryLock final : public LockBackend {
   }
 
  private:
+  absl::Status FencedPersist(absl::string_view key, absl::string_view value) override {
+    if (absl::Status s = CheckFenced(key); !s.ok()) return s;
+    return repository_.Persist(key, value);
+  }
+
+  absl::Status FencedDelete(absl::string_view key) override {
+    if (absl::Status s = CheckFenced(key); !s.ok()) return s;
+    return repository_.Delete(key);
+  }
+
   bool HeldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return holds_ > 0 && owner_ == std::this_thread::get_id();
   }
@@ -105,7 +119,7 @@ class MemoryLock final : public LockBackend {
     absl::MutexLock lock(&mu_);
     if (closed_) return Closed();
     if (HeldLocked()) {
-      if (lost_) {
+      if (!lost_.ok()) {
         return absl::AbortedError(absl::StrCat("lock '", name_, "': re-entry into a lost hold"));
       }
       ++holds_;
@@ -113,11 +127,14 @@ class MemoryLock final : public LockBackend {
     }
     auto free = +[](MemoryLock* self)
                      ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->holds_ == 0 || self->closed_; };
-    if (!mu_.AwaitWithDeadline(absl::Condition(free, this), deadline)) return false;
+    ++waiting_;
+    const bool freed = mu_.AwaitWithDeadline(absl::Condition(free, this), deadline);
+    --waiting_;
+    if (!freed) return false;
     if (closed_) return Closed();
     owner_ = std::this_thread::get_id();
     holds_ = 1;
-    lost_ = false;
+    lost_ = absl::OkStatus();
     return true;
   }
 
@@ -128,7 +145,7 @@ class MemoryLock final : public LockBackend {
       return absl::FailedPreconditionError(
           absl::StrCat("write of '", key, "' under lock '", name_, "': not held"));
     }
-    if (lost_) {
+    if (!lost_.ok()) {
       return absl::AbortedError(
           absl::StrCat("write of '", key, "' under lock '", name_, "': the hold was lost"));
     }
@@ -140,8 +157,8 @@ class MemoryLock final : public LockBackend {
   }
 
   void MarkLostLocked(const absl::Status& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (holds_ == 0 || lost_) return;
-    lost_ = true;
+    if (holds_ == 0 || !lost_.ok()) return;
+    lost_ = reason;
     std::vector<int> ids;
     for (const auto& [id, listener] : listeners_) ids.push_back(id);
     notifiers_.emplace_back([this, ids, reason] { Notify(ids, reason); });
@@ -168,13 +185,15 @@ class MemoryLock final : public LockBackend {
   }
 
   const std::string name_;
+  const std::string store_key_;  // what consul_key() names: the memory plugin has no Consul
   Repository& repository_;
   absl::Mutex notify_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one delivery at a time
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::thread::id owner_ ABSL_GUARDED_BY(mu_);
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
-  bool lost_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status lost_ ABSL_GUARDED_BY(mu_);  // not OK: the current or last hold was lost, why
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;    // threads blocked in Acquire
   std::map<int, LostListener> listeners_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
   int calling_ ABSL_GUARDED_BY(mu_) = 0;
@@ -190,7 +209,8 @@ MemoryLockService::~MemoryLockService() {
   Close();
 }
 
-absl::StatusOr<std::shared_ptr<LockBackend>> MemoryLockService::GetLock(absl::string_view name) {
+absl::StatusOr<std::shared_ptr<lock::DistributedLock>> MemoryLockService::GetLock(
+    absl::string_view name) {
   absl::string_view canonical = absl::StartsWith(name, "/") ? name.substr(1) : name;
   if (canonical.empty() || absl::StrContains(canonical, "//") || absl::EndsWith(canonical, "/")) {
     return absl::InvalidArgumentError(absl::StrCat("lock name '", name, "' is not valid"));

@@ -1,9 +1,9 @@
 // tests/plugin/memory_locks.h
 //
-// The locks of the in-memory test plugin (memory_plugin.cc): process-local, re-entrant per
-// thread, with the LockBackend contract of plugin/abi_adapter.h, so the lock entries of the C ABI
-// and the C++ wrapper can be tested without a server. Test hook: LoseLock(name) makes the
-// current hold of `name` lost, as a session expiry would.
+// The locks of the in-memory test plugin (memory_plugin.cc): a test double of
+// lock::DistributedLock (lock/distributed_lock.h), process-local and re-entrant per thread, so the
+// lock entries of the C ABI and the C++ wrapper can be tested without a server. Test hook:
+// LoseLock(name) makes the current hold of `name` lost, as a session expiry would.
 //
 // Thread safety: every method may be called concurrently.
 #ifndef REGISTRY_TESTS_PLUGIN_MEMORY_LOCKS_H_
@@ -31,7 +31,7 @@ class MemoryLockService final : public LockService {
   MemoryLockService(Repository& repository, std::function<void()> on_destroy);
   ~MemoryLockService() override;
 
-  absl::StatusOr<std::shared_ptr<LockBackend>> GetLock(absl::string_view name) override;
+  absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetLock(absl::string_view name) override;
 
   // Marks the current hold of `name` lost and calls its listeners from a background thread.
   void LoseLock(const std::string& name);
