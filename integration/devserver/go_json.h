@@ -75,6 +75,10 @@ std::string GoJsonKind(const nlohmann::ordered_json& value);
 // (go_json_scan.cc).
 absl::StatusOr<absl::string_view> GoFirstJsonValue(absl::string_view body);
 
+// `json` (valid JSON) with every \u escape of a surrogate that is not half of a pair replaced by
+// \ufffd, which is how Go decodes it.
+std::string GoSurrogatesReplaced(absl::string_view json);
+
 }  // namespace registry::devserver
 
 #endif  // INTEGRATION_DEVSERVER_GO_JSON_H_

@@ -201,7 +201,46 @@ class Scanner {
   size_t pos_ = 0;
 };
 
+// The code unit of the \uXXXX escape at json[at] ('\\' included), or -1 if there is none.
+int EscapedUnit(absl::string_view json, size_t at) {
+  if (at + 6 > json.size() || json[at] != '\\' || json[at + 1] != 'u') return -1;
+  int unit = 0;
+  for (size_t i = at + 2; i < at + 6; ++i) {
+    const char c = json[i];
+    if (!IsHex(c)) return -1;
+    unit = unit * 16 + (IsDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  return unit;
+}
+
+bool IsHighSurrogate(int unit) { return unit >= 0xD800 && unit <= 0xDBFF; }
+bool IsLowSurrogate(int unit) { return unit >= 0xDC00 && unit <= 0xDFFF; }
+
 }  // namespace
+
+std::string GoSurrogatesReplaced(absl::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size();) {
+    if (json[i] != '\\') {
+      out.push_back(json[i++]);
+      continue;
+    }
+    const int unit = EscapedUnit(json, i);
+    if (unit < 0) {  // another escape: copied whole, so that "\\u" is not read as one
+      absl::StrAppend(&out, json.substr(i, 2));
+      i += 2;
+    } else if (IsHighSurrogate(unit) && IsLowSurrogate(EscapedUnit(json, i + 6))) {
+      absl::StrAppend(&out, json.substr(i, 12));
+      i += 12;
+    } else {
+      const bool lone = IsHighSurrogate(unit) || IsLowSurrogate(unit);
+      absl::StrAppend(&out, lone ? absl::string_view("\\ufffd") : json.substr(i, 6));
+      i += 6;
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<absl::string_view> GoFirstJsonValue(absl::string_view body) {
   absl::StatusOr<size_t> end = Scanner(body).FirstValue();

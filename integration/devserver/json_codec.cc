@@ -22,7 +22,9 @@ namespace {
 absl::StatusOr<Json> ParseBody(absl::string_view body) {
   absl::StatusOr<absl::string_view> value = GoFirstJsonValue(body);
   if (!value.ok()) return value.status();
-  Json raw = Json::parse(value->begin(), value->end(), nullptr, /*allow_exceptions=*/false);
+  // Go decodes a \u escape of a lone surrogate as U+FFFD; nlohmann refuses it.
+  const std::string text = GoSurrogatesReplaced(*value);
+  Json raw = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   // Valid JSON to Go; nlohmann refuses only a number beyond a double's range.
   if (raw.is_discarded()) return absl::InvalidArgumentError("number out of range");
   return raw;

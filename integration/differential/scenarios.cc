@@ -106,6 +106,8 @@ Scenario Sessions() {
            {"PUT", "/v1/session/renew/{s1}"},
            {"PUT", "/v1/session/create", R"({"Behavior":"delete","Checks":[]})"},
            {"GET", "/v1/session/info/{s2}"},
+           {"PUT", "/v1/session/create", R"({"Name":"a\ud800b\udc00\ud83d\ude00\\ud800"})"},
+           {"GET", "/v1/session/info/{s3}"},
            {"PUT", "/v1/session/create", R"({"TTL":"1ms"})"},
            {"PUT", "/v1/session/create", R"({"Behavior":"sideways"})"},
            {"PUT", "/v1/session/create", R"({"Checks":["nope"]})"},
