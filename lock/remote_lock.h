@@ -1,7 +1,7 @@
 // lock/remote_lock.h
 //
 // RemoteLock is tier 2 of a two-tier lock (internal to lock/): the Consul side of one lock,
-// driven only by the thread that owns the lock's tier 1 (DistributedLock, lock_manager.h), which
+// driven only by the thread that owns the lock's tier 1 (TwoTierLock, two_tier_lock.h), which
 // is written once over this interface. Each Consul recipe implements it: the mutex
 // (consul_mutex.h), the fair lock (consul_fair_lock.h) and the semaphore (consul_semaphore.h).
 //
