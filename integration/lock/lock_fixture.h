@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/server_test.h"
+#include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
 #include "registry/repository.h"
 #include "repository/consul_repository.h"

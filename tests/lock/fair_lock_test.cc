@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lock/consul_fair_lock.h"
+#include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
 #include "tests/lock/lock_manager_fixture.h"
 

@@ -13,6 +13,7 @@
 #include "consul/transport.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
 #include "nlohmann/json.hpp"
 #include "tests/consul/mock_transport.h"

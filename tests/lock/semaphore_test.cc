@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lock/consul_semaphore.h"
+#include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
 #include "tests/lock/record_lock_fixture.h"
 
