@@ -23,6 +23,15 @@ std::string BearerToken(absl::string_view authorization) {
   return "";
 }
 
+// Go's ServeMux sends a path naming a registered subtree without its trailing '/' there.
+bool IsSubtreeRoot(absl::string_view path) {
+  for (absl::string_view subtree : {"/v1/kv", "/v1/session/destroy", "/v1/session/renew",
+                                    "/v1/session/info", "/v1/session/node"}) {
+    if (path == subtree) return true;
+  }
+  return false;
+}
+
 // The token of a request: ?token, else X-Consul-Token, else Authorization: Bearer.
 std::string PresentedToken(const HttpRequest& request) {
   std::string token = request.Get("token");
@@ -83,9 +92,11 @@ ApiOutcome Api::Handle(const HttpRequest& request) {
     refused.outside_handlers = true;
     return refused;
   }
-  // Go's ServeMux redirects an unclean path before any handler sees it (and writes nothing).
-  if (const std::string clean = GoCleanPath(path); clean != path) {
+  // Go's ServeMux redirects an unclean path, or a registered subtree named without its '/',
+  // before any handler sees it (and writes nothing).
+  if (std::string clean = GoCleanPath(path); clean != path || IsSubtreeRoot(path)) {
     stats_->Count("other");
+    if (IsSubtreeRoot(path)) clean.push_back('/');
     std::string location = GoEscapePath(clean);
     if (!request.raw_query.empty()) absl::StrAppend(&location, "?", request.raw_query);
     return MovedPermanently(request.method, location);

@@ -41,8 +41,9 @@ ApiOutcome Api::HandleSession(const HttpRequest& request) {
   if ((exact && slash != absl::string_view::npos) ||
       (takes_argument && slash == absl::string_view::npos) || (!exact && !takes_argument)) {
     stats_->Count("other");
-    HttpResponse not_found;
+    HttpResponse not_found;  // no handler is registered for the path: Go's ServeMux answers
     not_found.status = 404;
+    not_found.outside_handlers = true;
     return not_found;
   }
   const std::string argument = takes_argument ? std::string(rest.substr(slash + 1)) : std::string();

@@ -325,7 +325,13 @@ Scenario StatusAndMethods() {
            {"POST", "/v1/kv/k", "x"},
            {"OPTIONS", "/v1/kv/k"},
            {"PUT", "/v1/status/leader"},
-           {"GET", "/v1/nothing/here"}}};
+           {"GET", "/v1/nothing/here"},
+           {"GET", "/v1/kv?recurse"},
+           {"PUT", "/v1/session/destroy?x=1"},
+           {"GET", "/v1/session/node"},
+           {"GET", "/v1/session/list/extra"},
+           {"GET", "/v1/session/"},
+           {"GET", "/v1/session/nodex/y"}}};
 }
 
 Scenario Acls() {
