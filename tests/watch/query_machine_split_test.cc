@@ -66,13 +66,8 @@ class SplitWatchTest : public ::testing::Test {
 
 // Rule 8.
 TEST_F(SplitWatchTest, ABigTreeSplitsIntoProbesThatStartAtTheIndexOfTheirKeys) {
-  consul::KvListResult listing;
-  listing.meta.index = 20;
-  for (const Kv& kv : Tree()) {
-    listing.entries.push_back(consul::DirEntry{kv.key, kv.value, 0, "", 0, 1, kv.modify_index});
-  }
   std::vector<DataChangedEvent> replay;
-  WatchState state = NewTreeWatch(rules_, WatchScope("ns/t"), listing, &replay);
+  WatchState state = NewTreeWatch(rules_, WatchScope("ns/t"), KvListing(20, Tree()), &replay);
   EXPECT_EQ(replay.size(), 8u);
   EXPECT_THAT(Step(rules_, &state, Started{kT0}),
               ElementsAre("log debug", "open 4 probes", "send probe 0 get ns/t @0",
@@ -227,13 +222,8 @@ TEST_F(SplitWatchTest, AProbeThatCannotStartEndsTheSplitAsAFailure) {
 }
 
 TEST_F(SplitWatchTest, WithoutTransfersForItsProbesTheWatchStaysOneQuery) {
-  consul::KvListResult listing;
-  listing.meta.index = 20;
-  for (const Kv& kv : Tree()) {
-    listing.entries.push_back(consul::DirEntry{kv.key, kv.value, 0, "", 0, 1, kv.modify_index});
-  }
   std::vector<DataChangedEvent> replay;
-  WatchState state = NewTreeWatch(rules_, WatchScope("ns/t"), listing, &replay);
+  WatchState state = NewTreeWatch(rules_, WatchScope("ns/t"), KvListing(20, Tree()), &replay);
   Transition(rules_, &state, Started{kT0});
   EXPECT_THAT(Step(rules_, &state, ProbesRefused{kT0}),
               ElementsAre("close probes", "send own list ns/t @20"));

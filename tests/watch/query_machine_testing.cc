@@ -156,8 +156,7 @@ std::vector<std::string> Step(const QueryRules& rules, WatchState* state, const 
   return Describe(Transition(rules, state, input));
 }
 
-WatchState StartedTreeWatch(const QueryRules& rules, const std::string& key, uint64_t index,
-                            const std::vector<Kv>& entries) {
+consul::KvListResult KvListing(uint64_t index, const std::vector<Kv>& entries) {
   consul::KvListResult listing;
   listing.meta.index = index;
   for (const Kv& kv : entries) {
@@ -168,8 +167,13 @@ WatchState StartedTreeWatch(const QueryRules& rules, const std::string& key, uin
     entry.modify_index = kv.modify_index;
     listing.entries.push_back(std::move(entry));
   }
+  return listing;
+}
+
+WatchState StartedTreeWatch(const QueryRules& rules, const std::string& key, uint64_t index,
+                            const std::vector<Kv>& entries) {
   std::vector<DataChangedEvent> replay;
-  WatchState state = NewTreeWatch(rules, WatchScope(key), std::move(listing), &replay);
+  WatchState state = NewTreeWatch(rules, WatchScope(key), KvListing(index, entries), &replay);
   Transition(rules, &state, Started{kT0});
   return state;
 }

@@ -79,6 +79,9 @@ std::vector<std::string> Describe(const std::vector<QueryAction>& actions);
 // Runs one transition and describes its actions.
 std::vector<std::string> Step(const QueryRules& rules, WatchState* state, const QueryInput& input);
 
+// A listing of `entries` at index `index`, as the starting read of a watch returns it.
+consul::KvListResult KvListing(uint64_t index, const std::vector<Kv>& entries);
+
 // A tree watch on `key` started from `entries` at index `index` (as Watch() makes it), after
 // Started at kT0: its first blocking query is in flight.
 WatchState StartedTreeWatch(const QueryRules& rules, const std::string& key, uint64_t index,
