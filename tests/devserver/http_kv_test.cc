@@ -134,9 +134,13 @@ TEST_F(HttpKvTest, AcquireByAnotherSessionIsFalse) {
 }
 
 TEST_F(HttpKvTest, AcquireWithAnUnknownSessionIs500) {
-  TestResponse response = client_->Put("/v1/kv/lock?acquire=not-a-session", "v");
+  TestResponse response =
+      client_->Put("/v1/kv/lock?acquire=00000000-0000-4000-8000-000000000000", "v");
   EXPECT_EQ(response.status, 500);
-  EXPECT_EQ(response.body, "invalid session \"not-a-session\"");
+  EXPECT_EQ(response.body, "invalid session \"00000000-0000-4000-8000-000000000000\"");
+  TestResponse malformed = client_->Put("/v1/kv/lock?acquire=not-a-session", "v");
+  EXPECT_EQ(malformed.status, 500);
+  EXPECT_EQ(malformed.body, "failed session lookup: index error: UUID must be 36 characters");
 }
 
 TEST_F(HttpKvTest, DeleteCasAnswersLikeConsul) {

@@ -89,15 +89,15 @@ TEST_F(HttpSessionTest, RenewReturnsTheSessionAndUnknownIdsAre404) {
   TestResponse renewed = client_->Put("/v1/session/renew/" + id);
   ASSERT_EQ(renewed.status, 200);
   EXPECT_EQ(renewed.Json()[0]["ID"], id);
-  TestResponse missing = client_->Put("/v1/session/renew/no-such-id");
+  TestResponse missing = client_->Put("/v1/session/renew/00000000-0000-4000-8000-000000000000");
   EXPECT_EQ(missing.status, 404);
-  EXPECT_EQ(missing.body, "Session id 'no-such-id' not found");
+  EXPECT_EQ(missing.body, "Session id '00000000-0000-4000-8000-000000000000' not found");
 }
 
 TEST_F(HttpSessionTest, DestroyIsTrueEvenForUnknownIdsAndInfoThenIsAnEmptyArray) {
   const std::string id = CreateSession();
   EXPECT_EQ(client_->Put("/v1/session/destroy/" + id).body, "true");
-  EXPECT_EQ(client_->Put("/v1/session/destroy/unknown").body, "true");
+  EXPECT_EQ(client_->Put("/v1/session/destroy/00000000-0000-4000-8000-000000000000").body, "true");
   TestResponse info = client_->Get("/v1/session/info/" + id);
   EXPECT_EQ(info.status, 200);
   EXPECT_EQ(info.body, "[]");

@@ -118,8 +118,12 @@ TEST_F(StoreSessionTest, ReleaseByANonHolderOrOfAMissingKeyFails) {
 }
 
 TEST_F(StoreSessionTest, AcquireWithAnUnknownOrEmptySessionIsAnError) {
+  EXPECT_EQ(store_->Apply(Op(KvVerb::kLock, "k", "v", 0, "00000000-0000-4000-8000-000000000000"))
+                .status()
+                .message(),
+            "invalid session \"00000000-0000-4000-8000-000000000000\"");
   EXPECT_EQ(store_->Apply(Op(KvVerb::kLock, "k", "v", 0, "nope")).status().message(),
-            "invalid session \"nope\"");
+            "failed session lookup: index error: UUID must be 36 characters");
   EXPECT_EQ(store_->Apply(Op(KvVerb::kLock, "k", "v", 0, "")).status().message(),
             "missing session");
   EXPECT_FALSE(store_->Get("k").entry.has_value());
