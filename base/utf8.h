@@ -45,6 +45,16 @@ inline size_t Utf8SequenceLength(absl::string_view bytes, size_t i) {
   return length;
 }
 
+// The code point of the valid UTF-8 sequence of `length` bytes (Utf8SequenceLength) at bytes[i].
+inline char32_t DecodeUtf8Rune(absl::string_view bytes, size_t i, size_t length) {
+  const auto at = [&](size_t k) { return static_cast<char32_t>(static_cast<uint8_t>(bytes[k])); };
+  if (length == 1) return at(i);
+  static constexpr char32_t kLeadMask[] = {0, 0, 0x1F, 0x0F, 0x07};
+  char32_t rune = at(i) & kLeadMask[length];
+  for (size_t k = 1; k < length; ++k) rune = (rune << 6) | (at(i + k) & 0x3F);
+  return rune;
+}
+
 // True iff every byte of `text` belongs to a valid UTF-8 sequence (Utf8SequenceLength's rules).
 inline bool IsValidUtf8(absl::string_view text) {
   for (size_t i = 0; i < text.size();) {

@@ -2,12 +2,16 @@
 #include "repository/key_space.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/go_print.h"
 #include "base/utf8.h"
 
 namespace registry {
@@ -16,6 +20,17 @@ namespace {
 bool IsControl(char c) {
   const unsigned char u = static_cast<unsigned char>(c);
   return u < 0x20 || u == 0x7f;
+}
+
+// The first code point of valid UTF-8 `text` that Go's unicode.IsPrint refuses (go_print.h).
+std::optional<char32_t> FirstUnprintable(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceLength(text, i);
+    const char32_t rune = DecodeUtf8Rune(text, i, length);
+    if (!GoIsPrint(rune)) return rune;
+    i += length;
+  }
+  return std::nullopt;
 }
 
 bool IsBadSegment(absl::string_view segment) {
@@ -33,6 +48,12 @@ absl::Status CheckCommon(absl::string_view text, absl::string_view what) {
   if (!IsValidUtf8(text)) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid ", what, " '", absl::CHexEscape(text), "': not valid UTF-8"));
+  }
+  if (std::optional<char32_t> rune = FirstUnprintable(text)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid %s '%s': contains U+%04X, which is not printable: Consul refuses it in a URL "
+        "path, so the key could be written but never read",
+        what, absl::CHexEscape(text), static_cast<uint32_t>(*rune)));
   }
   if (text.front() == ' ' || text.back() == ' ') {
     return absl::InvalidArgumentError(

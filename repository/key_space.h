@@ -7,8 +7,9 @@
 // never contains "/ab".
 //
 // A valid key is valid UTF-8, starts with '/', has no empty, "." or ".." segment (so no
-// trailing '/'), no control characters and no leading or trailing spaces. "/" alone is the root:
-// valid only where a caller allows it (GetChildrenKeys, Delete).
+// trailing '/'), no control characters nor any other code point Go's unicode.IsPrint refuses
+// (Consul refuses those in a URL path: base/go_print.h) and no leading or trailing spaces. "/"
+// alone is the root: valid only where a caller allows it (GetChildrenKeys, Delete).
 //
 // Thread safety: immutable after construction; pure functions.
 #ifndef REPOSITORY_KEY_SPACE_H_
@@ -30,7 +31,8 @@ enum class RootKey { kRejected, kAllowed };
 absl::Status ValidateKey(absl::string_view key, RootKey root = RootKey::kRejected);
 
 // OK if `name` is a valid namespace: non-empty '/'-separated segments, none empty, "." or "..",
-// valid UTF-8, no control characters, no leading or trailing spaces. Else InvalidArgument naming
+// valid UTF-8, no control characters nor other unprintable code points, no leading or trailing
+// spaces. Else InvalidArgument naming
 // it.
 absl::Status ValidateNamespace(absl::string_view name);
 

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/go_print.h"
 
 namespace registry::devserver {
 
@@ -50,10 +51,6 @@ void AppendGoJsonString(absl::string_view text, std::string* out);
 // elements, a trailing '/' kept. Consul answers a path that is not clean with a 301 to this
 // ("/v1/kv//a" -> "/v1/kv/a", "/v1/kv/a/./b/" -> "/v1/kv/a/b/", "/v1/kv/a/.." -> "/v1/kv").
 std::string GoCleanPath(absl::string_view path);
-
-// Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space
-// (go_unicode_print.cc, generated from Unicode tables; see its generator).
-bool GoIsPrint(char32_t rune);
 
 // True iff every rune of the decoded request `path` is printable (GoIsPrint), read as Go ranges
 // over a string: a byte that starts no valid UTF-8 sequence is U+FFFD, which is printable.

@@ -9,16 +9,6 @@
 namespace registry::devserver {
 namespace {
 
-// The code point of the valid UTF-8 sequence of `length` bytes at text[i].
-char32_t DecodeRune(absl::string_view text, size_t i, size_t length) {
-  const auto byte = [&](size_t k) { return static_cast<char32_t>(static_cast<uint8_t>(text[k])); };
-  if (length == 1) return byte(i);
-  static constexpr char32_t kLeadMask[] = {0, 0, 0x1F, 0x0F, 0x07};
-  char32_t rune = byte(i) & kLeadMask[length];
-  for (size_t k = 1; k < length; ++k) rune = (rune << 6) | (byte(i + k) & 0x3F);
-  return rune;
-}
-
 absl::Status CorruptBase64(size_t offset) {
   return absl::InvalidArgumentError(absl::StrCat("illegal base64 data at input byte ", offset));
 }
@@ -106,7 +96,7 @@ bool GoPathIsPrintable(absl::string_view path) {
       ++i;
       continue;
     }
-    if (!GoIsPrint(DecodeRune(path, i, length))) return false;
+    if (!GoIsPrint(DecodeUtf8Rune(path, i, length))) return false;
     i += length;
   }
   return true;

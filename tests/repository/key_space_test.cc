@@ -70,6 +70,23 @@ TEST(ValidateKeyTest, RejectsSpacesAtTheEnds) {
   EXPECT_EQ(ValidateKey("/a ").code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Consul answers a URL path holding any of these with a bare 400: a key holding one could be
+// written by a transaction (an ephemeral write) and never read back by Get.
+TEST(ValidateKeyTest, RejectsCodePointsConsulRefusesInAPathNamingTheFirst) {
+  absl::Status status = ValidateKey("/loc/-\xde\xb2");  // U+07B2: unassigned
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("U+07B2"));
+  EXPECT_THAT(status.message(), HasSubstr("/loc/-\\xde\\xb2"));
+  for (const char* key : {"/a\u00a0b", "/a\u00adb", "/a\u200bb", "/a\u2028b", "/a\ue000b",
+                          "/a\uffffb", "/a\u3000b"}) {
+    EXPECT_EQ(ValidateKey(key).code(), absl::StatusCode::kInvalidArgument) << key;
+  }
+  EXPECT_EQ(ValidateNamespace("ns\u200b").code(), absl::StatusCode::kInvalidArgument);
+  for (const char* key : {"/caf\u00e9", "/\u4e2d\u6587", "/\U0001F600", "/a b", "/a~!@#$%^&*()"}) {
+    EXPECT_TRUE(ValidateKey(key).ok()) << key;
+  }
+}
+
 TEST(ValidateKeyTest, RejectsControlCharactersShowingThemEscaped) {
   absl::Status status = ValidateKey(std::string("/a\nb"));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
