@@ -3,9 +3,12 @@
 // Every example under conf/examples/ must load: they are documentation that is checked. The
 // repository ships no token, key or certificate (conf/examples/README.md says how to make them),
 // so each test loads the examples from a copy with placeholder files beside them.
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "conf/registry_config.h"
@@ -18,23 +21,34 @@ namespace {
 constexpr const char* kSecretFiles[] = {"example.token", "example-ca.pem", "example-client.pem",
                                         "example-client.key"};
 
-// A copy of conf/examples/ with a placeholder for each of kSecretFiles; returns its path.
-std::string ExamplesWithPlaceholders() {
-  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "conf-examples";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  for (const auto& entry : std::filesystem::directory_iterator(REGISTRY_CONF_EXAMPLES_DIR)) {
-    if (entry.path().extension() == ".yaml") {
-      std::filesystem::copy_file(entry.path(), dir / entry.path().filename());
+// A copy of conf/examples/ with a placeholder for each of kSecretFiles, in a directory of its
+// own (ctest runs the tests of this file as concurrent processes), removed with the object.
+class ExamplesWithPlaceholders {
+ public:
+  ExamplesWithPlaceholders() : dir_(testing::TempDir() + "conf-examples-XXXXXX") {
+    EXPECT_NE(mkdtemp(dir_.data()), nullptr) << dir_;
+    const std::filesystem::path dir = dir_;
+    for (const auto& entry : std::filesystem::directory_iterator(REGISTRY_CONF_EXAMPLES_DIR)) {
+      if (entry.path().extension() == ".yaml") {
+        std::filesystem::copy_file(entry.path(), dir / entry.path().filename());
+      }
+    }
+    for (const char* name : kSecretFiles) {
+      EXPECT_FALSE(
+          std::filesystem::exists(std::filesystem::path(REGISTRY_CONF_EXAMPLES_DIR) / name))
+          << name << " must not be in the repository: conf/examples/README.md says how to make it";
+      std::ofstream(dir / name) << "6f1c2b9e-0000-4000-8000-000000000000\n";
     }
   }
-  for (const char* name : kSecretFiles) {
-    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(REGISTRY_CONF_EXAMPLES_DIR) / name))
-        << name << " must not be in the repository: conf/examples/README.md says how to make it";
-    std::ofstream(dir / name) << "6f1c2b9e-0000-4000-8000-000000000000\n";
+  ~ExamplesWithPlaceholders() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
   }
-  return dir.string();
-}
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
 
 std::vector<std::string> ExampleFiles(const std::string& dir) {
   std::vector<std::string> files;
@@ -45,7 +59,8 @@ std::vector<std::string> ExampleFiles(const std::string& dir) {
 }
 
 TEST(ExamplesTest, EveryExampleFileLoads) {
-  std::vector<std::string> files = ExampleFiles(ExamplesWithPlaceholders());
+  const ExamplesWithPlaceholders examples;
+  std::vector<std::string> files = ExampleFiles(examples.dir());
   EXPECT_GE(files.size(), 3u);
   for (const std::string& file : files) {
     absl::StatusOr<RegistryConfig> config = LoadRegistryYamlFile(file);
@@ -55,7 +70,8 @@ TEST(ExamplesTest, EveryExampleFileLoads) {
 }
 
 TEST(ExamplesTest, SecureExampleReadsItsTokenFileAndCaNextToIt) {
-  const std::string dir = ExamplesWithPlaceholders();
+  const ExamplesWithPlaceholders examples;
+  const std::string& dir = examples.dir();
   absl::StatusOr<RegistryConfig> config = LoadRegistryYamlFile(dir + "/secure.yaml");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->token, "6f1c2b9e-0000-4000-8000-000000000000");
