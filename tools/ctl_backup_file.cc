@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/base64.h"
 #include "nlohmann/json.hpp"
 
 namespace registry::tools {
@@ -35,15 +36,6 @@ size_t Utf8Length(absl::string_view s) {
     return 4;
   }
   return 0;
-}
-
-int Base64Digit(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
 }
 
 absl::Status EntryError(size_t index, absl::string_view key, absl::string_view what,

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/base64.h"
 #include "base/utf8.h"
 #include "integration/devserver/go_compat.h"
 
@@ -11,15 +12,6 @@ namespace {
 
 absl::Status CorruptBase64(size_t offset) {
   return absl::InvalidArgumentError(absl::StrCat("illegal base64 data at input byte ", offset));
-}
-
-int Base64Digit(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
 }
 
 bool IsNewline(char c) { return c == '\n' || c == '\r'; }
