@@ -11,7 +11,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
 #include "integration/testing/dev_control.h"
 
 namespace registry::testing {
@@ -123,15 +122,6 @@ devserver::DevServer& ServerTest::server() {
     std::abort();
   }
   return *server_;
-}
-
-bool Eventually(const std::function<bool()>& condition, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() >= deadline) return condition();
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
 }
 
 int ProcessThreadCount() {

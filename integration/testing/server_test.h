@@ -10,7 +10,6 @@
 #ifndef INTEGRATION_TESTING_SERVER_TEST_H_
 #define INTEGRATION_TESTING_SERVER_TEST_H_
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,12 +21,10 @@
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/testing/consul_agent.h"
+#include "integration/testing/eventually.h"  // kPatience, Eventually: for the suites
 #include "integration/testing/server_kind.h"
 
 namespace registry::testing {
-
-// How long a test waits for something that should happen promptly before it fails.
-inline constexpr absl::Duration kPatience = absl::Seconds(15);
 
 using integration::ServerKind;
 
@@ -95,10 +92,6 @@ class DevServerOnly : public Base {
     Base::SetUp();
   }
 };
-
-// Polls `condition` every 10 ms until it holds or `timeout` passes; the last check is made at
-// the deadline. For state with no change notification (a server's view, a process table).
-bool Eventually(const std::function<bool()>& condition, absl::Duration timeout = kPatience);
 
 // Threads of this process, from /proc/self/status; -1 if unreadable.
 int ProcessThreadCount();
