@@ -48,12 +48,9 @@ uint64_t RequestCount(devserver::DevServer& server, const std::string& endpoint)
 
 bool AwaitRequestCount(devserver::DevServer& server, const std::string& endpoint, uint64_t count,
                        absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (RequestCount(server, endpoint) < count) {
-    if (absl::Now() >= deadline) return false;
-    absl::SleepFor(absl::Milliseconds(1));  // the counters have no notification to wait on
-  }
-  return true;
+  // The counters have no notification to wait on.
+  return registry::testing::Eventually([&] { return RequestCount(server, endpoint) >= count; },
+                                       timeout);
 }
 
 void LiveClientTest::SetUp() {

@@ -22,6 +22,7 @@
 #include "consul/client.h"
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
+#include "integration/testing/eventually.h"
 #include "integration/testing/server_test.h"
 
 // Fails the test (and returns) unless `expr` is an OK absl::Status.
@@ -44,8 +45,7 @@
 
 namespace registry::consul::live {
 
-// Long enough for a loaded machine, short enough to fail fast.
-inline constexpr absl::Duration kPatience = absl::Seconds(10);
+using registry::testing::kPatience;
 
 // Dev server options of these tests: port 0, session_ttl_min 1 s, fault injection on.
 devserver::ServerOptions TestServerOptions();

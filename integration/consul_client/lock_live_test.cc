@@ -3,6 +3,7 @@
 
 #include "gtest/gtest.h"
 #include "integration/consul_client/live_fixture.h"
+#include "integration/testing/eventually.h"
 
 namespace registry::consul::live {
 namespace {
@@ -100,15 +101,18 @@ TEST_F(LockLiveTest, LockDelayAfterDestroyRefusesAcquireUntilItPasses) {
   ASSERT_OK_AND_ASSIGN(bool during_delay, client().KvPut("locks/a", "v", {.acquire = next}));
   EXPECT_FALSE(during_delay);
 
-  // Poll: the lock-delay ends without any notification a blocking query could wait on.
-  const absl::Time deadline = absl::Now() + kPatience;
-  bool acquired = false;
-  while (!acquired && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));
-    ASSERT_OK_AND_ASSIGN(acquired, client().KvPut("locks/a", "v", {.acquire = next}));
-  }
+  // Poll: the lock-delay ends without any notification a blocking query could wait on. An
+  // error ends the wait as well, and fails the test below.
+  absl::StatusOr<bool> acquired = false;
+  registry::testing::Eventually(
+      [&] {
+        acquired = client().KvPut("locks/a", "v", {.acquire = next});
+        return !acquired.ok() || *acquired;
+      },
+      kPatience, absl::Milliseconds(20));  // each check is a write: one every 20 ms
   const absl::Duration waited = absl::Now() - destroyed;
-  ASSERT_TRUE(acquired) << "still refused after " << waited;
+  ASSERT_OK(acquired.status());
+  ASSERT_TRUE(*acquired) << "still refused after " << waited;
   EXPECT_GE(waited, kLockDelay - absl::Milliseconds(20));
   EXPECT_EQ(Lookup("locks/a")->session, next);
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -19,6 +20,7 @@
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/eventually.h"
 #include "integration/testing/server_test.h"
 #include "integration/testing/state_recorder.h"
 #include "nlohmann/json.hpp"
@@ -31,22 +33,25 @@ namespace {
 using integration::ConsulCluster;
 using integration::HttpCall;
 using integration::HttpReply;
+using registry::testing::Eventually;
 using registry::testing::StateRecorder;
 using registry::testing::StatesToString;
 
 // GET `path` from server `address`, tried until it answers 200 (an election may be under way),
 // at most 30 s; nullopt if it never did.
 std::optional<nlohmann::json> GetJson(const std::string& address, const std::string& path) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (absl::Now() < deadline) {
-    absl::StatusOr<HttpReply> reply = HttpCall("GET", absl::StrCat("http://", address, path));
-    if (reply.ok() && reply->status == 200) {
-      nlohmann::json body = nlohmann::json::parse(reply->body, nullptr, false);
-      if (!body.is_discarded()) return body;
-    }
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-  return std::nullopt;
+  std::optional<nlohmann::json> answer;
+  Eventually(
+      [&] {
+        absl::StatusOr<HttpReply> reply = HttpCall("GET", absl::StrCat("http://", address, path));
+        if (!reply.ok() || reply->status != 200) return false;
+        nlohmann::json body = nlohmann::json::parse(reply->body, nullptr, false);
+        if (body.is_discarded()) return false;
+        answer = std::move(body);
+        return true;
+      },
+      absl::Seconds(30), absl::Milliseconds(200));
+  return answer;
 }
 
 // Whether the catalog, as server `address` reads it consistently, still holds node `node`.
@@ -118,14 +123,11 @@ Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> sess
   outcome.node_before = SessionNodeOf(survivor, id);
 
   (*cluster)->Kill(doomed);
-  const absl::Time deadline = absl::Now() + absl::Seconds(90);
-  while (CatalogHasNode(survivor, outcome.killed)) {
-    if (absl::Now() >= deadline) {
-      ADD_FAILURE() << "autopilot did not remove " << outcome.killed << " within 90 s";
-      (*cluster)->KeepFilesAndPrintLogs();
-      return outcome;
-    }
-    absl::SleepFor(absl::Milliseconds(250));
+  if (!Eventually([&] { return !CatalogHasNode(survivor, outcome.killed); }, absl::Seconds(90),
+                  absl::Milliseconds(250))) {
+    ADD_FAILURE() << "autopilot did not remove " << outcome.killed << " within 90 s";
+    (*cluster)->KeepFilesAndPrintLogs();
+    return outcome;
   }
   outcome.node_after = SessionNodeOf(survivor, id);
   if (outcome.node_after.empty()) {
@@ -133,9 +135,8 @@ Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> sess
         recorder.AwaitSequence({ConnectionState::kConnected, ConnectionState::kLost});
   } else {
     const uint64_t renewed = SuccessfulRenewals();
-    outcome.kept =
-        registry::testing::Eventually([&] { return SuccessfulRenewals() >= renewed + 2; }) &&
-        GetInstanceSession(**repository)->CurrentSessionId() == id;
+    outcome.kept = Eventually([&] { return SuccessfulRenewals() >= renewed + 2; }) &&
+                   GetInstanceSession(**repository)->CurrentSessionId() == id;
     const std::vector<ConnectionState> states = recorder.states();
     EXPECT_EQ(std::count(states.begin(), states.end(), ConnectionState::kLost), 0)
         << StatesToString(states);

@@ -2,7 +2,6 @@
 //
 // Lock-delay, loss of a held lock (session expiry, key deletion), fencing after a loss, and
 // closing a repository under waiting threads, against the in-process dev server.
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,16 +20,6 @@ namespace {
 using ::testing::Each;
 using ::testing::HasSubstr;
 
-// Polls `count` (a request counter, a queue length) until it reaches `at_least`.
-bool AwaitAtLeast(const std::function<uint64_t()>& count, uint64_t at_least) {
-  const absl::Time deadline = absl::Now() + kPatience;
-  while (count() < at_least) {
-    if (absl::Now() >= deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
-
 TEST_F(LockFaultsTest, LockDelayAfterTheHolderSessionIsDestroyedIsWaitedOutOnATimer) {
   auto holder_repository = NewRepository();
   auto holder_manager = NewManager(*holder_repository);
@@ -48,7 +37,7 @@ TEST_F(LockFaultsTest, LockDelayAfterTheHolderSessionIsDestroyedIsWaitedOutOnATi
     acquired_at = absl::Now();
     if (locked.ok()) locked = lock->Unlock();
   });
-  ASSERT_TRUE(AwaitAtLeast([&] { return Requests("kv.get"); }, 2));  // blocked on the key
+  ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 2; }));  // blocked on the key
 
   // Closing destroys the holder's session: its key is deleted under lock-delay.
   const absl::Time destroyed_at = absl::Now();
@@ -115,7 +104,7 @@ TEST_F(LockFaultsTest, DeletingTheHeldLockKeyReportsTheHoldLost) {
   LossRecorder losses;
   lock->AddLostListener(losses.Listener());
   ASSERT_TRUE(lock->Lock().ok());
-  ASSERT_TRUE(AwaitAtLeast([&] { return Requests("kv.get"); }, 1));  // monitor started
+  ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 1; }));  // monitor started
 
   ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
   ASSERT_TRUE(losses.AwaitCount(1));
@@ -156,9 +145,9 @@ TEST_F(LockFaultsTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
   absl::Status remote_waiter;  // blocked on the key in Consul
   absl::Status local_waiter;   // queued behind it in the process
   std::thread first([&] { remote_waiter = lock->Lock(); });
-  ASSERT_TRUE(AwaitAtLeast([&] { return Requests("kv.get"); }, 2));
+  ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 2; }));
   std::thread second([&] { local_waiter = lock->Lock(); });
-  ASSERT_TRUE(AwaitAtLeast([&] { return uint64_t(lock->QueueLength()); }, 1));
+  ASSERT_TRUE(Eventually([&] { return lock->QueueLength() >= 1; }));
 
   const absl::Time closed_at = absl::Now();
   ASSERT_TRUE(repository->Close().ok());

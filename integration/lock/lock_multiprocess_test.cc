@@ -36,13 +36,10 @@ pid_t Spawn(const std::vector<std::string>& args) {
 // Waits for `pid` until `deadline`; kills it after that. Returns its exit status, -1 if killed.
 int Reap(pid_t pid, absl::Time deadline) {
   int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (absl::Now() >= deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    absl::SleepFor(absl::Milliseconds(10));
+  if (!Eventually([&] { return waitpid(pid, &status, WNOHANG) != 0; }, deadline - absl::Now())) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

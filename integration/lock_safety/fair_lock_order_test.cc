@@ -25,11 +25,13 @@
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/dev_control.h"
-#include "integration/testing/server_test.h"
+#include "integration/testing/eventually.h"
 #include "integration/testing/subprocess.h"
 
 namespace registry::integration {
 namespace {
+
+using registry::testing::kPatience;
 
 constexpr int kWaiters = 8;
 constexpr int kTtlSeconds = 2;
@@ -37,7 +39,6 @@ constexpr int kTtlSeconds = 2;
 constexpr int kLockDelayMs = 500;
 constexpr char kNamespace[] = "fair_order";
 constexpr char kLockName[] = "queue";
-const absl::Duration kPatience = absl::Seconds(30);
 
 // One run's files: the repository config, the sections' log and a FIFO the holder's command
 // blocks on until the test writes to it.

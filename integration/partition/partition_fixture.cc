@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "integration/testing/consul_agent.h"
+#include "integration/testing/eventually.h"
 #include "nlohmann/json.hpp"
 
 namespace registry::partition {
@@ -98,8 +99,7 @@ void PartitionTest::SetUp() {
                               ::testing::UnitTest::GetInstance()->current_test_info()->name(),
                               ".log")});
   workers_->Start();
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (workers_->succeeded() < 4 && absl::Now() < deadline) absl::SleepFor(kPoll);
+  registry::testing::Eventually([&] { return workers_->succeeded() >= 4; }, absl::Seconds(60));
   ASSERT_GE(workers_->succeeded(), 4) << "the lock never changed hands before the fault";
 }
 

@@ -115,25 +115,22 @@ std::unique_ptr<WatchEngine> WatchTest::NewEngine(const WatchEngineOptions& opti
 }
 
 void WatchTest::Put(const std::string& consul_key, const std::string& value) {
-  absl::Time deadline = absl::Now() + kPatience;
-  absl::StatusOr<bool> written = raw().KvPut(consul_key, value);
-  while (!written.ok() && absl::Now() < deadline) written = raw().KvPut(consul_key, value);
+  absl::StatusOr<bool> written = false;
+  Eventually([&] { return (written = raw().KvPut(consul_key, value)).ok(); });
   ASSERT_TRUE(written.ok()) << "put " << consul_key << ": " << written.status();
 }
 
 void WatchTest::Delete(const std::string& consul_key, bool recurse) {
   consul::KvDeleteOptions options;
   options.recurse = recurse;
-  absl::Time deadline = absl::Now() + kPatience;
-  absl::StatusOr<bool> deleted = raw().KvDelete(consul_key, options);
-  while (!deleted.ok() && absl::Now() < deadline) deleted = raw().KvDelete(consul_key, options);
+  absl::StatusOr<bool> deleted = false;
+  Eventually([&] { return (deleted = raw().KvDelete(consul_key, options)).ok(); });
   ASSERT_TRUE(deleted.ok()) << "delete " << consul_key << ": " << deleted.status();
 }
 
 KeyValues WatchTest::ServerView(const std::string& consul_key) {
-  absl::Time deadline = absl::Now() + kPatience;
-  absl::StatusOr<consul::KvListResult> listing = raw().KvList(consul_key);
-  while (!listing.ok() && absl::Now() < deadline) listing = raw().KvList(consul_key);
+  absl::StatusOr<consul::KvListResult> listing;
+  Eventually([&] { return (listing = raw().KvList(consul_key)).ok(); });
   EXPECT_TRUE(listing.ok()) << listing.status();
   KeyValues view;
   if (!listing.ok()) return view;
