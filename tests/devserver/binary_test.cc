@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/eventually.h"
 #include "tests/devserver/test_http_client.h"
 
 extern char** environ;
@@ -63,17 +64,13 @@ class Child {
 
   // The exit code, or nullopt if the process did not exit normally within `timeout`.
   std::optional<int> WaitExit(absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (absl::Now() < deadline) {
-      int status = 0;
-      const pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return exit_code_;
-      }
-      absl::SleepFor(absl::Milliseconds(5));
+    int status = 0;
+    if (!registry::testing::Eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
+                                       timeout)) {
+      return std::nullopt;
     }
-    return std::nullopt;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_;
   }
 
  private:

@@ -5,6 +5,7 @@ namespace registry::devserver {
 namespace {
 
 using testing::DevServerTest;
+using testing::Eventually;
 using testing::TestResponse;
 
 using HttpFaultTest = DevServerTest;
@@ -74,7 +75,7 @@ TEST_F(HttpFaultTest, DropAllConnectionsMethodClosesEveryConnection) {
   ASSERT_TRUE(WaitForParkedQueries(1));
   server_->DropAllConnections();
   EXPECT_EQ(pending.get().status, 0);
-  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return server_->connection_count() == 0; }));
 }
 
 TEST_F(HttpFaultTest, ExpiringASessionInvalidatesItNow) {

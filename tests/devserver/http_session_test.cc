@@ -5,6 +5,7 @@ namespace registry::devserver {
 namespace {
 
 using testing::DevServerTest;
+using testing::Eventually;
 using testing::TestResponse;
 
 using HttpSessionTest = DevServerTest;
@@ -121,8 +122,8 @@ TEST_F(HttpSessionTest, TtlExpiryReleasesTheHeldKeyWithinTwoTtlsAndStartsLockDel
   const std::string id = CreateSession(R"({"TTL": "1s", "LockDelay": "10s"})");
   const absl::Time created = absl::Now();
   ASSERT_EQ(client_->Put("/v1/kv/lock?acquire=" + id, "v").body, "true");
-  ASSERT_TRUE(WaitFor([&] { return client_->Get("/v1/session/info/" + id).body == "[]"; },
-                      absl::Seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return client_->Get("/v1/session/info/" + id).body == "[]"; },
+                         absl::Seconds(5)));
   EXPECT_GE(absl::Now() - created, absl::Seconds(2) - absl::Milliseconds(50));
   auto entry = client_->Get("/v1/kv/lock").Json()[0];
   EXPECT_FALSE(entry.contains("Session"));
@@ -134,7 +135,7 @@ TEST_F(HttpSessionTest, TtlExpiryOfADeleteSessionDeletesItsKeys) {
   const std::string id = CreateSession(R"({"TTL": "1s", "Behavior": "delete"})");
   ASSERT_EQ(client_->Put("/v1/kv/online/me?acquire=" + id, "here").body, "true");
   EXPECT_TRUE(
-      WaitFor([&] { return client_->Get("/v1/kv/online/me").status == 404; }, absl::Seconds(5)));
+      Eventually([&] { return client_->Get("/v1/kv/online/me").status == 404; }, absl::Seconds(5)));
   EXPECT_EQ(client_->Get("/v1/session/info/" + id).body, "[]");
 }
 

@@ -5,7 +5,6 @@
 #ifndef TESTS_DEVSERVER_SERVER_FIXTURE_H_
 #define TESTS_DEVSERVER_SERVER_FIXTURE_H_
 
-#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -16,9 +15,12 @@
 #include "gtest/gtest.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/devserver/store.h"
+#include "integration/testing/eventually.h"
 #include "tests/devserver/test_http_client.h"
 
 namespace registry::devserver::testing {
+
+using registry::testing::Eventually;
 
 class DevServerTest : public ::testing::Test {
  protected:
@@ -47,20 +49,9 @@ class DevServerTest : public ::testing::Test {
     return std::make_unique<TestHttpClient>(Base());
   }
 
-  // Polls `condition` until it holds or `timeout` passes; returns its last value.
-  static bool WaitFor(const std::function<bool()>& condition,
-                      absl::Duration timeout = absl::Seconds(5)) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (!condition()) {
-      if (absl::Now() > deadline) return false;
-      absl::SleepFor(absl::Milliseconds(2));
-    }
-    return true;
-  }
-
   // Waits until the store holds `count` watches, i.e. that many queries are parked.
   bool WaitForParkedQueries(size_t count) {
-    return WaitFor([&] { return server_->store().watch_count() == count; });
+    return Eventually([&] { return server_->store().watch_count() == count; });
   }
 
   // Runs a GET on its own connection and thread; the future yields its response.

@@ -15,11 +15,13 @@
 #include "base/monotonic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/eventually.h"
 
 namespace registry::watch {
 namespace {
 
-constexpr absl::Duration kPatience = absl::Seconds(10);
+using registry::testing::Eventually;
+using registry::testing::kPatience;
 
 std::vector<DataChangedEvent> Events(const std::string& prefix, int count) {
   std::vector<DataChangedEvent> events;
@@ -193,11 +195,9 @@ TEST(DispatcherTest, ExtraWorkersRetireWhenIdle) {
   dispatcher.Enqueue(2, Events("fast", 1));
   ASSERT_TRUE(other.AwaitCount(1));
   release.Notify();
-  const absl::Time deadline = absl::Now() + kPatience;
-  while (dispatcher.worker_count() > 1 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));  // polling a count that has no notification
-  }
-  EXPECT_EQ(dispatcher.worker_count(), 1u);
+  // Polling: the count has no notification.
+  EXPECT_TRUE(Eventually([&] { return dispatcher.worker_count() == 1; }))
+      << dispatcher.worker_count() << " workers";
 }
 
 TEST(DispatcherTest, RemoveWaitsForTheRunningCallAndNothingRunsAfter) {
