@@ -45,34 +45,36 @@ absl::flat_hash_set<const InstanceSession*>& Registry() ABSL_EXCLUSIVE_LOCKS_REQ
 
 }  // namespace
 
-LockCore::LockCore(InstanceSession& session, LockManagerOptions options)
-    : session_(session),
+LockCore::LockCore(const InstanceParts& parts, LockManagerOptions options)
+    : session_(parts.session),
+      client_(parts.client),
+      watches_(parts.watches),
+      tasks_(parts.tasks),
       options_(std::move(options)),
-      key_space_(session.key_space()),
-      max_unreachable_(options_.max_unreachable > absl::ZeroDuration()
-                           ? options_.max_unreachable
-                           : session.options().session_ttl),
-      block_query_wait_(session.options().block_query_wait),
-      lock_retry_(session.options().lock_retry) {}
+      key_space_(parts.key_space),
+      max_unreachable_(options_.max_unreachable > absl::ZeroDuration() ? options_.max_unreachable
+                                                                       : parts.options.session_ttl),
+      block_query_wait_(parts.options.block_query_wait),
+      lock_retry_(parts.options.lock_retry) {}
 
 LockCore::~LockCore() { Shutdown(); }
 
-absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(InstanceSession& session,
+absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(const InstanceParts& parts,
                                                            LockManagerOptions options) {
   {
     absl::MutexLock lock(&registry_mu);
-    if (!Registry().insert(&session).second) {
+    if (!Registry().insert(&parts.session).second) {
       return absl::FailedPreconditionError(absl::StrCat(
           "a LockManager already exists for this repository instance (namespace '",
-          session.key_space().namespace_name(), "'): share it instead of creating another"));
+          parts.key_space.namespace_name(), "'): share it instead of creating another"));
     }
   }
-  auto core = std::make_shared<LockCore>(session, std::move(options));
+  auto core = std::make_shared<LockCore>(parts, std::move(options));
   core->registered_ = true;
   LockCore* raw = core.get();
-  core->observer_id_ = session.AddSessionObserver(
+  core->observer_id_ = parts.session.AddSessionObserver(
       [raw](const InstanceSession::Event& event) { raw->OnSessionEvent(event); });
-  core->repository_link_ = std::make_unique<consul::Canceller::Waker>(session.canceller(), [raw] {
+  core->repository_link_ = std::make_unique<consul::Canceller::Waker>(&parts.closing, [raw] {
     raw->CloseAll(absl::FailedPreconditionError("the repository is closed"));
   });
   if (core->repository_link_->cancelled()) {
@@ -100,7 +102,7 @@ void LockCore::Shutdown() {
     // itself a task (a lost or connection listener destroying the manager): tasks run one at a
     // time, so those queued behind it run after it, on their own.
     absl::MutexLock lock(&mu_);
-    if (engine_ == nullptr || !engine_->InTask()) {
+    if (!tasks_.InTask()) {
       mu_.Await(absl::Condition(
           +[](int* deliveries) { return *deliveries == 0; }, &deliveries_));
     }
@@ -258,10 +260,8 @@ uint64_t LockCore::NextHoldId() {
 watch::WatchId LockCore::WatchHeldKey(const std::string& consul_key, const std::string& session,
                                       std::function<void(const absl::Status&)> on_lost) {
   if (options_.monitor_delay == absl::InfiniteDuration()) return 0;
-  absl::StatusOr<watch::WatchEngine*> engine = session_.watch_engine();
   absl::StatusOr<watch::WatchId> id =
-      engine.ok() ? (*engine)->WatchKey(
-                        consul_key,
+      watches_.WatchKey(consul_key,
                         [consul_key, session, on_lost = std::move(on_lost),
                          reported = false](const std::optional<consul::DirEntry>& entry) mutable {
                           absl::Status held = HeldBy(consul_key, session, entry);
@@ -269,8 +269,7 @@ watch::WatchId LockCore::WatchHeldKey(const std::string& consul_key, const std::
                           reported = true;
                           on_lost(held);
                         },
-                        {.start_at = MonotonicNow() + options_.monitor_delay})
-                  : engine.status();
+                        {.start_at = MonotonicNow() + options_.monitor_delay});
   if (!id.ok()) {
     Log(LogLevel::kError, "lock", "key '", consul_key,
         "' is not monitored: ", id.status().message());
@@ -280,32 +279,28 @@ watch::WatchId LockCore::WatchHeldKey(const std::string& consul_key, const std::
 }
 
 void LockCore::StopWatching(watch::WatchId id) {
-  if (id == 0) return;
-  absl::StatusOr<watch::WatchEngine*> engine = session_.watch_engine();
-  if (engine.ok()) (*engine)->Remove(id);
+  if (id != 0) watches_.Remove(id);
 }
 
 void LockCore::Deliver(std::function<void()> task) {
-  absl::StatusOr<watch::WatchEngine*> engine = session_.watch_engine();
-  if (engine.ok()) {
-    {
-      absl::MutexLock lock(&mu_);
-      engine_ = *engine;
-      ++deliveries_;
-    }
-    // The task keeps the core alive: Shutdown() may return, and the manager go, while it runs.
-    if ((*engine)->Post([self = shared_from_this(), task = std::move(task)] {
-          task();
-          absl::MutexLock lock(&self->mu_);
-          --self->deliveries_;
-        })) {
-      return;
-    }
+  {
+    absl::MutexLock lock(&mu_);
+    ++deliveries_;
+  }
+  // The task keeps the core alive: Shutdown() may return, and the manager go, while it runs.
+  if (tasks_.Post([self = shared_from_this(), task = std::move(task)] {
+        task();
+        absl::MutexLock lock(&self->mu_);
+        --self->deliveries_;
+      })) {
+    return;
+  }
+  {
     absl::MutexLock lock(&mu_);
     --deliveries_;
   }
-  Log(LogLevel::kError, "lock", "a task (lost listeners or a release) was dropped: ",
-      engine.ok() ? "the watch engine is closed" : engine.status().message());
+  Log(LogLevel::kError, "lock",
+      "a task (lost listeners or a release) was dropped: the repository is closed");
 }
 
 void LockCore::OnSessionEvent(const InstanceSession::Event& event) {

@@ -4,8 +4,8 @@
 // session and its observer, the manager's own canceller (cancelled when the repository closes or
 // the manager is destroyed), the table of locks, and the bookkeeping that lets the manager's
 // destructor wait for calls in progress. The manager has no thread of its own: held lock keys
-// are followed by key watches, and lost listeners run as tasks, on the repository's watch
-// engine (watch/watch_engine.h), so they never run on a thread that does network I/O for
+// are followed by key watches on the repository's watch engine, and lost listeners run as tasks
+// on the repository's serial executor, so they never run on a thread that does network I/O for
 // watches or renews the session.
 //
 // Lock order: a lock's mutex and the core's mutex are never held together; the core calls into
@@ -36,8 +36,10 @@
 #include "lock/lock_kind.h"
 #include "lock/lock_manager.h"
 #include "lock/two_tier_lock.h"
+#include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
 
 namespace registry::lock {
@@ -45,14 +47,14 @@ namespace registry::lock {
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
   // Use Create(): the core registers callbacks that refer to itself.
-  LockCore(InstanceSession& session, LockManagerOptions options);
+  LockCore(const InstanceParts& parts, LockManagerOptions options);
   ~LockCore();
   LockCore(const LockCore&) = delete;
   LockCore& operator=(const LockCore&) = delete;
 
-  // A started core: observing `session` and linked to the repository's canceller. Errors:
-  // FailedPrecondition if another core of `session` exists (see LockManager::Create).
-  static absl::StatusOr<std::shared_ptr<LockCore>> Create(InstanceSession& session,
+  // A started core: observing the instance session and linked to the repository's canceller.
+  // Errors: FailedPrecondition if another core of the session exists (see LockManager::Create).
+  static absl::StatusOr<std::shared_ptr<LockCore>> Create(const InstanceParts& parts,
                                                           LockManagerOptions options);
 
   // Closes every lock ("the lock manager was destroyed"), cancels requests, waits for the calls
@@ -75,7 +77,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   absl::Status closed_status();
 
   InstanceSession& session() { return session_; }
-  consul::Client& client() { return session_.client(); }
+  consul::Client& client() { return client_; }
   // The manager's canceller: pass it to every request.
   consul::Canceller* canceller() { return &canceller_; }
   const LockManagerOptions& options() const { return options_; }
@@ -103,10 +105,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   uint64_t NextHoldId();
 
   // Follows the lock key `consul_key`, held by `session`, from options().monitor_delay on:
-  // `on_lost` runs once, on a listener worker of the watch engine, with Aborted saying what
+  // `on_lost` runs once, on a listener worker, with Aborted saying what
   // happened when the key is deleted, released or held by another session. A failing read is
   // never a loss (losing the session is the session observer's verdict). Returns the key watch,
-  // or 0 when the key is not followed (monitor_delay is infinite, or the engine is unavailable:
+  // or 0 when the key is not followed (monitor_delay is infinite, or the engine is closed:
   // logged).
   watch::WatchId WatchHeldKey(const std::string& consul_key, const std::string& session,
                               std::function<void(const absl::Status&)> on_lost);
@@ -116,8 +118,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   // Runs `task` off the caller's thread, in order with the other tasks (lost listeners, releases
   // of unknown acquires); Shutdown() waits for the tasks already handed over (unless it runs in
-  // one). Dropped only when
-  // the repository's watch engine is closed or cannot start (then logged).
+  // one). Dropped only once the repository's executor has stopped (then logged).
   void Deliver(std::function<void()> task);
 
  private:
@@ -128,8 +129,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   bool CloseAll(const absl::Status& reason);
 
   InstanceSession& session_;
+  consul::Client& client_;
+  watch::WatchEngine& watches_;  // follows held lock keys
+  watch::Dispatcher& tasks_;     // runs Deliver()'s tasks
   const LockManagerOptions options_;
-  // Copies of what the locks need from the session's options, valid after Shutdown() too.
+  // Copies of what the locks need from the repository's options, valid after Shutdown() too.
   const KeySpace key_space_;
   const absl::Duration max_unreachable_;
   const absl::Duration block_query_wait_;
@@ -150,10 +154,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::string invalid_session_ ABSL_GUARDED_BY(mu_);            // last session the server refused
   absl::Time invalid_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   uint64_t next_hold_id_ ABSL_GUARDED_BY(mu_) = 1;
-  int deliveries_ ABSL_GUARDED_BY(mu_) = 0;  // tasks handed to the engine and not yet run
-  // The engine that runs them, once one was handed over (it outlives the core, as the
-  // repository does).
-  watch::WatchEngine* engine_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int deliveries_ ABSL_GUARDED_BY(mu_) = 0;  // tasks handed to tasks_ and not yet run
   std::map<std::pair<LockKind, std::string>, std::shared_ptr<TwoTierLock>> locks_
       ABSL_GUARDED_BY(mu_);
 };

@@ -36,10 +36,10 @@ LockManager::LockManager(std::shared_ptr<LockCore> core) : core_(std::move(core)
 
 LockManager::~LockManager() { core_->Shutdown(); }
 
-absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(InstanceSession& session,
+absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(const InstanceParts& parts,
                                                                  LockManagerOptions options) {
   if (absl::Status status = ValidateLockManagerOptions(options); !status.ok()) return status;
-  absl::StatusOr<std::shared_ptr<LockCore>> core = LockCore::Create(session, std::move(options));
+  absl::StatusOr<std::shared_ptr<LockCore>> core = LockCore::Create(parts, std::move(options));
   if (!core.ok()) return core.status();
   return std::unique_ptr<LockManager>(new LockManager(*std::move(core)));
 }
@@ -65,14 +65,9 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetWriteLock(absl:
   return core_->GetLock(name, LockKind::kWrite);
 }
 
-absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& repository,
+absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(ConsulRepository& repository,
                                                             LockManagerOptions options) {
-  InstanceSession* session = GetInstanceSession(repository);
-  if (session == nullptr) {
-    return absl::FailedPreconditionError(
-        "NewLockManager: the repository is not Consul-backed (made by NewConsulRepository)");
-  }
-  return LockManager::Create(*session, std::move(options));
+  return LockManager::Create(repository.parts(), std::move(options));
 }
 
 }  // namespace registry::lock

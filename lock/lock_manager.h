@@ -25,6 +25,10 @@
 // fenced writes (`check-index` + the writes) are transactions checking that index: a delayed or
 // resent release or write of one hold never acts on a later hold of the same process.
 //
+// Built from what it uses: the repository's InstanceParts (consul_repository.h): the instance
+// session, the client, the watch engine (key watches), the serial executor (lost listeners), the
+// key space and the timing options.
+//
 // Loss: a hold is lost when the instance session is lost (session observer), when the lock key
 // is deleted or held by another session (held lock keys are followed by key watches on the
 // repository's watch engine, starting `monitor_delay` after the acquisition, so short holds cost
@@ -50,8 +54,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "lock/distributed_lock.h"
-#include "registry/repository.h"
-#include "repository/instance_session.h"
+#include "repository/consul_repository.h"
 
 namespace registry::lock {
 
@@ -75,11 +78,11 @@ absl::Status ValidateLockManagerOptions(const LockManagerOptions& options);
 // Hands out the locks of one repository instance.
 class LockManager {
  public:
-  // A manager sharing `session` (and its client, key space and options). At most one manager may
+  // A manager of the instance `parts` belong to, sharing its session. At most one manager may
   // exist per instance session at a time: two would share the session, so Consul could not tell
-  // their holders apart. Errors: InvalidArgument for bad options; FailedPrecondition if another
-  // manager of this session exists.
-  static absl::StatusOr<std::unique_ptr<LockManager>> Create(InstanceSession& session,
+  // their holders apart. The parts must outlive the manager. Errors: InvalidArgument for bad
+  // options; FailedPrecondition if another manager of this session exists.
+  static absl::StatusOr<std::unique_ptr<LockManager>> Create(const InstanceParts& parts,
                                                              LockManagerOptions options = {});
 
   // Fails waiters, reports held locks lost and waits until their lost listeners have run — except
@@ -133,10 +136,9 @@ class LockManager {
   std::shared_ptr<LockCore> core_;
 };
 
-// LockManager::Create on the instance session of `repository`. Errors: FailedPrecondition if
-// the repository is not Consul-backed (made by NewConsulRepository) or already has a manager;
-// InvalidArgument for bad options.
-absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(Repository& repository,
+// LockManager::Create on the parts of `repository`. Errors: FailedPrecondition if the
+// repository already has a manager; InvalidArgument for bad options.
+absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(ConsulRepository& repository,
                                                             LockManagerOptions options = {});
 
 }  // namespace registry::lock

@@ -90,11 +90,10 @@ absl::StatusOr<PropList> CopyProps(const char* const* keys, const char* const* v
   return props;
 }
 
-absl::Status Publish(const PluginDescriptor& descriptor,
-                     absl::StatusOr<std::unique_ptr<Repository>> created,
+absl::Status Publish(const PluginDescriptor& descriptor, absl::StatusOr<MadeRepository> created,
                      RegistryRepository** out) {
   if (!created.ok()) return created.status();
-  *out = new RegistryRepository(&descriptor, std::move(created).value());
+  *out = new RegistryRepository(&descriptor, *std::move(created));
   return absl::OkStatus();
 }
 

@@ -17,6 +17,7 @@
 #ifndef REGISTRY_PLUGIN_ABI_ADAPTER_H_
 #define REGISTRY_PLUGIN_ABI_ADAPTER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -63,19 +64,23 @@ class LockService {
       absl::string_view name, bool write);
 };
 
+// A repository a plugin made, and how to make its locks: the maker knows the repository's own
+// type, so the locks get what they are built from without a cast.
+struct MadeRepository {
+  std::unique_ptr<Repository> repository;
+  // Makes the lock service of `repository`, on its first get_lock; the service is destroyed
+  // before the repository. Null: the plugin has no locks (get_lock fails with Unimplemented).
+  std::function<absl::StatusOr<std::unique_ptr<LockService>>()> new_lock_service;
+};
+
 struct PluginDescriptor {
   const char* repository_type;  // static, e.g. "Consul"
   const char* plugin_version;   // static, e.g. "0.1.0"
   // Build a repository from YAML text / a YAML file with `overrides` applied, or from props.
-  absl::StatusOr<std::unique_ptr<Repository>> (*from_yaml)(absl::string_view yaml,
-                                                           const PropList& overrides);
-  absl::StatusOr<std::unique_ptr<Repository>> (*from_yaml_file)(const std::string& path,
-                                                                const PropList& overrides);
-  absl::StatusOr<std::unique_ptr<Repository>> (*from_props)(const PropList& props);
-  // The lock service of `repository` (created by one of the above), made on the repository's
-  // first get_lock and destroyed before it. nullptr: the plugin has no locks (get_lock fails
-  // with Unimplemented).
-  absl::StatusOr<std::unique_ptr<LockService>> (*new_lock_service)(Repository& repository);
+  absl::StatusOr<MadeRepository> (*from_yaml)(absl::string_view yaml, const PropList& overrides);
+  absl::StatusOr<MadeRepository> (*from_yaml_file)(const std::string& path,
+                                                   const PropList& overrides);
+  absl::StatusOr<MadeRepository> (*from_props)(const PropList& props);
 };
 
 // Stores `status` in `error` (when non-NULL and not already filled) and returns its code.

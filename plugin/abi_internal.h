@@ -112,11 +112,16 @@ int VisitMetrics(RegistryMetricCallback visit, void* user_data, RegistryError* e
 // declares them there.
 struct RegistryRepository {
   RegistryRepository(const registry::plugin::PluginDescriptor* descriptor,
-                     std::unique_ptr<registry::Repository> impl)
-      : descriptor(descriptor), impl(std::move(impl)) {}
+                     registry::plugin::MadeRepository made)
+      : descriptor(descriptor),
+        impl(std::move(made.repository)),
+        new_lock_service(std::move(made.new_lock_service)) {}
 
   const registry::plugin::PluginDescriptor* const descriptor;
   std::unique_ptr<registry::Repository> impl;
+  // Makes `locks` (MadeRepository::new_lock_service); null: the plugin has no locks.
+  const std::function<absl::StatusOr<std::unique_ptr<registry::plugin::LockService>>()>
+      new_lock_service;
   absl::Mutex locks_mu;
   // Created by the first get_lock; destroyed by destroy before `impl`.
   std::unique_ptr<registry::plugin::LockService> locks ABSL_GUARDED_BY(locks_mu);

@@ -22,13 +22,12 @@ absl::Status CheckLock(const RegistryLock* lock) {
 absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char* name) {
   absl::MutexLock lock(&repository.locks_mu);
   if (repository.locks == nullptr) {
-    if (repository.descriptor->new_lock_service == nullptr) {
+    if (repository.new_lock_service == nullptr) {
       return absl::UnimplementedError(absl::StrCat("registry plugin '",
                                                    repository.descriptor->repository_type,
                                                    "' has no locks (lock '", name, "')"));
     }
-    absl::StatusOr<std::unique_ptr<LockService>> created =
-        repository.descriptor->new_lock_service(*repository.impl);
+    absl::StatusOr<std::unique_ptr<LockService>> created = repository.new_lock_service();
     if (!created.ok()) return created.status();
     repository.locks = std::move(*created);
   }

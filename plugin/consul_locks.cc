@@ -44,7 +44,7 @@ class ConsulLockService final : public LockService {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LockService>> NewConsulLockService(Repository& repository) {
+absl::StatusOr<std::unique_ptr<LockService>> NewConsulLockService(ConsulRepository& repository) {
   absl::StatusOr<std::unique_ptr<lock::LockManager>> manager = lock::NewLockManager(repository);
   if (!manager.ok()) return manager.status();
   return std::make_unique<ConsulLockService>(*std::move(manager));

@@ -12,14 +12,13 @@
 
 #include "absl/status/statusor.h"
 #include "plugin/abi_adapter.h"
-#include "registry/repository.h"
+#include "repository/consul_repository.h"
 
 namespace registry::plugin {
 
-// The lock service of `repository`, which must come from NewConsulRepository and outlive the
-// service. Errors: FailedPrecondition if `repository` is not Consul-backed or already has a
-// lock manager.
-absl::StatusOr<std::unique_ptr<LockService>> NewConsulLockService(Repository& repository);
+// The lock service of `repository`, which must outlive the service. Errors: FailedPrecondition
+// if `repository` already has a lock manager.
+absl::StatusOr<std::unique_ptr<LockService>> NewConsulLockService(ConsulRepository& repository);
 
 }  // namespace registry::plugin
 

@@ -23,7 +23,7 @@ namespace {
 constexpr char kRepositoryType[] = "Consul";
 constexpr char kPluginVersion[] = "0.1.0";
 
-absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryConfig& config) {
+absl::StatusOr<MadeRepository> NewRepository(const conf::RegistryConfig& config) {
   if (!conf::IsConsulType(config.repository_type)) {
     return absl::InvalidArgumentError(absl::StrCat("type: '", config.repository_type,
                                                    "' is not served by the ", kRepositoryType,
@@ -49,7 +49,10 @@ absl::StatusOr<std::unique_ptr<Repository>> NewRepository(const conf::RegistryCo
   options.txn_max_operations = config.txn_max_operations;
   options.watch_max_connections = config.watch_max_connections;
   if (config.log_level.has_value()) SetStderrLogLevel(*config.log_level);
-  return NewConsulRepository(std::move(options));
+  ASSIGN_OR_RETURN(std::unique_ptr<ConsulRepository> repository,
+                   NewConsulRepository(std::move(options)));
+  ConsulRepository* made = repository.get();  // the lock service goes before it (MadeRepository)
+  return MadeRepository{std::move(repository), [made] { return NewConsulLockService(*made); }};
 }
 
 absl::Status ApplyOverrides(const PropList& overrides, conf::RegistryConfig* config) {
@@ -59,27 +62,25 @@ absl::Status ApplyOverrides(const PropList& overrides, conf::RegistryConfig* con
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Repository>> FromYaml(absl::string_view yaml,
-                                                     const PropList& overrides) {
+absl::StatusOr<MadeRepository> FromYaml(absl::string_view yaml, const PropList& overrides) {
   ASSIGN_OR_RETURN(conf::RegistryConfig config, conf::ParseRegistryYaml(yaml));
   RETURN_IF_ERROR(ApplyOverrides(overrides, &config));
   return NewRepository(config);
 }
 
-absl::StatusOr<std::unique_ptr<Repository>> FromYamlFile(const std::string& path,
-                                                         const PropList& overrides) {
+absl::StatusOr<MadeRepository> FromYamlFile(const std::string& path, const PropList& overrides) {
   ASSIGN_OR_RETURN(conf::RegistryConfig config, conf::LoadRegistryYamlFile(path));
   RETURN_IF_ERROR(ApplyOverrides(overrides, &config));
   return NewRepository(config);
 }
 
-absl::StatusOr<std::unique_ptr<Repository>> FromProps(const PropList& props) {
+absl::StatusOr<MadeRepository> FromProps(const PropList& props) {
   ASSIGN_OR_RETURN(conf::RegistryConfig config, conf::ParseRegistryProps(props));
   return NewRepository(config);
 }
 
 constexpr PluginDescriptor kConsulPlugin = {kRepositoryType, kPluginVersion, &FromYaml,
-                                            &FromYamlFile,   &FromProps,     &NewConsulLockService};
+                                            &FromYamlFile, &FromProps};
 
 }  // namespace
 }  // namespace registry::plugin

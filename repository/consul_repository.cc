@@ -11,14 +11,12 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
-#include "base/log.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
 #include "consul/client.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
 #include "repository/entry_listing.h"
-#include "repository/instance_session.h"
 #include "repository/key_space.h"
 #include "repository/persistent_writes.h"
 #include "repository/session_keeper.h"
@@ -27,20 +25,10 @@
 namespace registry {
 namespace {
 
-// The InstanceSession of a ConsulRepository: its keeper, client, key space and options.
-class ConsulInstanceSession final : public InstanceSession {
+// The InstanceSession of a ConsulRepository: its keeper, as code built on the instance sees it.
+class KeeperSession final : public InstanceSession {
  public:
-  using EngineGetter = std::function<absl::StatusOr<watch::WatchEngine*>()>;
-
-  ConsulInstanceSession(SessionKeeper& keeper, consul::Client& client, consul::Canceller& canceller,
-                        const KeySpace& space, const ConsulRepositoryOptions& options,
-                        EngineGetter engine)
-      : keeper_(keeper),
-        client_(client),
-        canceller_(canceller),
-        space_(space),
-        options_(options),
-        engine_(std::move(engine)) {}
+  explicit KeeperSession(SessionKeeper& keeper) : keeper_(keeper) {}
 
   absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
     return keeper_.AcquireSessionId(deadline);
@@ -55,25 +43,15 @@ class ConsulInstanceSession final : public InstanceSession {
     return keeper_.AddSessionObserver(std::move(observer));
   }
   void RemoveSessionObserver(int id) override { keeper_.RemoveSessionObserver(id); }
-  consul::Client& client() override { return client_; }
-  consul::Canceller* canceller() override { return &canceller_; }
-  absl::StatusOr<watch::WatchEngine*> watch_engine() override { return engine_(); }
-  const KeySpace& key_space() const override { return space_; }
-  const ConsulRepositoryOptions& options() const override { return options_; }
 
  private:
   SessionKeeper& keeper_;
-  consul::Client& client_;
-  consul::Canceller& canceller_;
-  const KeySpace& space_;
-  const ConsulRepositoryOptions& options_;
-  const EngineGetter engine_;
 };
 
-class ConsulRepository final : public Repository {
+class ConsulRepositoryImpl final : public ConsulRepository {
  public:
-  ConsulRepository(ConsulRepositoryOptions options, KeySpace space,
-                   std::unique_ptr<consul::Client> client)
+  ConsulRepositoryImpl(ConsulRepositoryOptions options, KeySpace space,
+                       std::unique_ptr<consul::Client> client)
       : options_(std::move(options)),
         space_(std::move(space)),
         client_(std::move(client)),
@@ -83,14 +61,33 @@ class ConsulRepository final : public Repository {
                                      options_.lock_retry, options_.client.request_timeout,
                                      options_.session_node},
                 [this](std::function<void()> task) { return Post(std::move(task)); }),
-        session_(keeper_, *client_, canceller_, space_, options_, [this] { return Engine(); }) {
+        session_(keeper_) {
     // Every call and watch exchange tells the connection state (Close() stops both before the
     // keeper goes).
     client_->SetReachabilityListener(
         [this](bool reachable) { keeper_.ReportReachable(reachable); });
   }
 
-  ~ConsulRepository() override { Close().IgnoreError(); }
+  ~ConsulRepositoryImpl() override { Close().IgnoreError(); }
+
+  // Makes the watch engine (no thread yet: see watch_engine.h). Called once, before any other
+  // method. Errors: what WatchEngine::Create reports.
+  absl::Status Init() {
+    watch::WatchEngineOptions options;
+    options.block_query_wait = options_.block_query_wait;
+    options.max_queries_per_watch = options_.watch_max_connections;
+    const KeySpace* space = &space_;
+    options.key_mapper = [space](absl::string_view consul_key) {
+      return space->RepositoryKey(consul_key);
+    };
+    ASSIGN_OR_RETURN(engine_,
+                     watch::WatchEngine::Create(client_.get(), std::move(options), &tasks_));
+    return absl::OkStatus();
+  }
+
+  InstanceParts parts() override {
+    return InstanceParts{session_, *client_, canceller_, *engine_, tasks_, space_, options_};
+  }
 
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override {
     RETURN_IF_ERROR(Check("Get", key, RootKey::kRejected));
@@ -227,16 +224,19 @@ class ConsulRepository final : public Repository {
     RETURN_IF_ERROR(Check("Watch", key, RootKey::kAllowed));
     if (!listener)
       return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
-    ASSIGN_OR_RETURN(watch::WatchEngine * engine, Engine());
     // "/a" is the Consul key "ns/a" (covering "ns/a/..."); the root is the prefix "ns/".
     std::string consul_key = key == "/" ? space_.TreePrefix(key) : space_.ConsulKey(key);
     watch::WatchOptions watch_options;
     watch_options.replay_existing = options.replay_existing;
     // No lock is held while the engine lists the subtree or calls back.
     absl::StatusOr<watch::WatchId> id =
-        engine->Watch(std::move(consul_key), std::move(listener), watch_options);
+        engine_->Watch(std::move(consul_key), std::move(listener), watch_options);
     if (!id.ok()) return Failed("Watch", key, id.status());
     absl::MutexLock lock(&watch_mu_);
+    if (watch_closed_) {  // Close() ran since the check: it closed the engine, which dropped it
+      return absl::FailedPreconditionError(
+          absl::StrCat("Watch '", key, "': the repository is closed"));
+    }
     watch_keys_.emplace(*id, std::string(key));
     return *id;  // the engine's id: unique and never reused within this repository
   }
@@ -252,27 +252,24 @@ class ConsulRepository final : public Repository {
   absl::Status Close() override {
     // The keeper first: its stop cancels every request and lock waiter (through the canceller),
     // so that a data callback waiting in Lock() returns before the engine waits for it. The lock
-    // losses that reports are tasks on the engine, which its Close() still runs.
+    // losses that reports are tasks, which the executor's Stop() still runs, after the engine's
+    // listeners are gone.
     absl::Status status = keeper_.Stop();
-    watch::WatchEngine* engine = nullptr;
     {
       absl::MutexLock lock(&watch_mu_);
       watch_closed_ = true;
       watch_keys_.clear();
-      engine = engine_.get();
     }
-    if (engine != nullptr) engine->Close();
+    engine_->Close();
+    tasks_.Stop();
     return status;
   }
-
-  InstanceSession& session() { return session_; }
 
  private:
   // Removes the watches `which` selects; returns once none of their listeners runs (unless
   // called from inside one, see WatchEngine::Remove).
   void RemoveWatches(absl::FunctionRef<bool(WatchId, const std::string& key)> which) {
     std::vector<watch::WatchId> ids;
-    watch::WatchEngine* engine = nullptr;
     {
       absl::MutexLock lock(&watch_mu_);
       for (auto it = watch_keys_.begin(); it != watch_keys_.end();) {
@@ -283,36 +280,13 @@ class ConsulRepository final : public Repository {
           ++it;
         }
       }
-      engine = engine_.get();
     }
-    for (watch::WatchId id : ids) engine->Remove(id);  // waits for running calls, no lock held
+    for (watch::WatchId id : ids) engine_->Remove(id);  // waits for running calls, no lock held
   }
 
-  // Runs `task` on the watch engine's listener workers (connection events, lock tasks); false
-  // once closed or when the engine cannot start (logged).
-  bool Post(std::function<void()> task) {
-    absl::StatusOr<watch::WatchEngine*> engine = Engine();
-    if (engine.ok()) return (*engine)->Post(std::move(task));
-    Log(LogLevel::kError, "repository", "cannot run a task: ", engine.status().message());
-    return false;
-  }
-
-  // The watch engine, created on first use; FailedPrecondition once closed.
-  absl::StatusOr<watch::WatchEngine*> Engine() {
-    absl::MutexLock lock(&watch_mu_);
-    if (watch_closed_) return absl::FailedPreconditionError("Watch: the repository is closed");
-    if (engine_ == nullptr) {
-      watch::WatchEngineOptions options;
-      options.block_query_wait = options_.block_query_wait;
-      options.max_queries_per_watch = options_.watch_max_connections;
-      const KeySpace* space = &space_;
-      options.key_mapper = [space](absl::string_view consul_key) {
-        return space->RepositoryKey(consul_key);
-      };
-      ASSIGN_OR_RETURN(engine_, watch::WatchEngine::Create(client_.get(), std::move(options)));
-    }
-    return engine_.get();
-  }
+  // Runs `task` on the serial executor (connection events, session observers); false once
+  // closed.
+  bool Post(std::function<void()> task) { return tasks_.Post(std::move(task)); }
 
   // Validates `key` and fails once closed.
   absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
@@ -329,7 +303,10 @@ class ConsulRepository final : public Repository {
   // Prefixes `status` with the operation and the key; a request cancelled by Close() becomes
   // FailedPrecondition like every call after it.
   absl::Status Failed(absl::string_view operation, absl::string_view key, absl::Status status) {
-    if (status.code() == absl::StatusCode::kCancelled && keeper_.stopped()) {
+    // Also a watch the closed engine refused between Check() and the engine's own check.
+    if ((status.code() == absl::StatusCode::kCancelled ||
+         status.code() == absl::StatusCode::kFailedPrecondition) &&
+        keeper_.stopped()) {
       status = absl::FailedPreconditionError("the repository is closed");
     }
     return Prefixed(absl::StrCat(operation, " '", key, "'"), status);
@@ -339,16 +316,19 @@ class ConsulRepository final : public Repository {
   const KeySpace space_;
   const std::unique_ptr<consul::Client> client_;
   consul::Canceller canceller_;  // cancelled by Close(); shared by every request
-  SessionKeeper keeper_;         // stopped and joined before the client and canceller go
-  ConsulInstanceSession session_;
+  // The serial executor, and the workers of the engine's listeners; no thread before work.
+  // Stopped by Close() after the keeper and the engine, which post to it.
+  watch::Dispatcher tasks_{watch::DispatcherOptions{}};
+  SessionKeeper keeper_;  // stopped and joined before the client, canceller and executor go
+  KeeperSession session_;
 
   absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back
   bool watch_closed_ ABSL_GUARDED_BY(watch_mu_) = false;
   // Data listeners by repository key (several per key possible).
   std::map<WatchId, std::string> watch_keys_ ABSL_GUARDED_BY(watch_mu_);  // live watches' keys
-  // Declared last: destroyed (joining its threads) before everything it uses. Never reset
-  // before the repository goes, so the raw pointers handed out above stay valid.
-  std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(watch_mu_);
+  // Made by Init(), never reset before the repository goes. Declared last: destroyed (joining its
+  // IO thread) before everything it uses.
+  std::unique_ptr<watch::WatchEngine> engine_;
 };
 
 }  // namespace
@@ -390,17 +370,15 @@ absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& opti
   return consul::ValidateClientOptions(options.client);
 }
 
-absl::StatusOr<std::unique_ptr<Repository>> NewConsulRepository(ConsulRepositoryOptions options) {
+absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
+    ConsulRepositoryOptions options) {
   RETURN_IF_ERROR(ValidateConsulRepositoryOptions(options));
   ASSIGN_OR_RETURN(KeySpace space, KeySpace::Create(options.namespace_name));
   ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client, consul::Client::Create(options.client));
-  return std::make_unique<ConsulRepository>(std::move(options), std::move(space),
-                                            std::move(client));
-}
-
-InstanceSession* GetInstanceSession(Repository& repository) {
-  auto* consul_repository = dynamic_cast<ConsulRepository*>(&repository);
-  return consul_repository == nullptr ? nullptr : &consul_repository->session();
+  auto repository = std::make_unique<ConsulRepositoryImpl>(std::move(options), std::move(space),
+                                                           std::move(client));
+  RETURN_IF_ERROR(repository->Init());
+  return repository;
 }
 
 }  // namespace registry

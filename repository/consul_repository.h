@@ -14,24 +14,26 @@
 // `session_lock_delay` plus two retries (instances sharing a namespace are expected to share this
 // setting), so re-persisting after a session loss may take up to the lock-delay.
 //
-// Listeners: called one at a time, in order, as tasks on the watch engine's listener workers
-// (watch/watch_engine.h), which never renew the session nor do the watches' network I/O; a slow
-// listener delays later connection notifications and lock lost listeners, not data listeners.
-// A listener may call Close().
+// Listeners: connection listeners (and the session observers and lock lost listeners of code
+// built on it) run one at a time, in order, as tasks on the repository's serial executor (the task
+// queue of a watch::Dispatcher, whose workers never renew the session nor do the watches' network
+// I/O); data listeners run on the same workers, so a slow listener delays later connection
+// notifications and lock lost listeners, not data listeners. A listener may call Close().
 //
 // Close(): a second call is a no-op returning OK. If the session cannot be destroyed (server
 // unreachable), Close() still stops everything and returns the error; the keys then vanish when
 // the session expires (at most 2 x session_ttl later). The repository must not be destroyed
 // from inside one of its own listeners.
 //
-// Watches: one watch engine (watch/watch_engine.h), created on first use, serves every data
-// listener of the repository, the locks built on it and the connection events: one IO thread
-// multiplexing one blocking query per registration (wait: block_query_wait) and normally one
-// listener thread, whatever the number of listeners. A watch's id is the engine's. Close()
-// stops it after the session keeper.
+// Watches: one watch engine (watch/watch_engine.h) serves every data listener of the repository
+// and the key watches of the locks built on it: one IO thread multiplexing one blocking query per
+// registration (wait: block_query_wait), started by the first watch (a repository that never
+// watches has none), and the executor's worker, whatever the number of listeners. A watch's id is
+// the engine's. Close() stops the session keeper, then the engine, then the executor (running the
+// tasks still queued).
 //
-// Internal hook: GetInstanceSession() (instance_session.h) shares the instance session, client
-// and key space with code built on top of this repository, such as distributed locks.
+// Threads: none until needed; with ephemeral keys, watches and locks, three (the session renewal
+// thread, the IO thread and one worker, plus short-lived ones: see docs/architecture.md).
 //
 // Thread safety: the returned repository may be used from any number of threads.
 #ifndef REPOSITORY_CONSUL_REPOSITORY_H_
@@ -43,8 +45,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/limits.h"
+#include "consul/canceller.h"
 #include "consul/client.h"
 #include "registry/repository.h"
+#include "repository/instance_session.h"
+#include "repository/key_space.h"
+#include "watch/dispatcher.h"
+#include "watch/watch_engine.h"
 
 namespace registry {
 
@@ -78,10 +85,34 @@ struct ConsulRepositoryOptions {
 // Checks `options` without contacting any server. Errors: InvalidArgument naming the field.
 absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& options);
 
+// What code built on one repository instance uses of it, such as distributed locks
+// (lock/lock_manager.h): each part is the repository's own, valid while the repository object
+// lives.
+struct InstanceParts {
+  InstanceSession& session;     // the one session of the instance
+  consul::Client& client;       // its client (servers, token, TLS, failover state)
+  consul::Canceller& closing;   // cancelled by Close(): pass it to requests made for the instance
+  watch::WatchEngine& watches;  // its watch engine, for key watches (closed by Close())
+  // Its serial executor: tasks run off the caller's thread, one at a time, in order with the
+  // connection events; those still queued at Close() run before it returns (Dispatcher::Post).
+  watch::Dispatcher& tasks;
+  const KeySpace& key_space;  // how repository keys map to Consul keys
+  const ConsulRepositoryOptions& options;
+};
+
+// The Consul-backed Repository.
+class ConsulRepository : public Repository {
+ public:
+  // What code built on this instance shares with it (see InstanceParts).
+  virtual InstanceParts parts() = 0;
+};
+
 // Validates `options` and returns a repository that has not contacted any server yet (the first
-// call does; no session exists until the first ephemeral write). Errors: InvalidArgument for bad
-// options (naming the field), or what the client reports for its own options.
-absl::StatusOr<std::unique_ptr<Repository>> NewConsulRepository(ConsulRepositoryOptions options);
+// call does; no session exists until the first ephemeral write) and runs no thread. Errors:
+// InvalidArgument for bad options (naming the field), or what the client reports for its own
+// options; ResourceExhausted when the watch engine cannot allocate its descriptors.
+absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
+    ConsulRepositoryOptions options);
 
 }  // namespace registry
 

@@ -1,14 +1,13 @@
 // repository/instance_session.h
 //
-// Internal hook (not part of the Repository contract) through which code built on the same
-// instance session, such as distributed locks, shares it: one Consul session per repository
-// instance, never one per lock or per key.
+// The instance session as code built on a repository sees it (distributed locks): one Consul
+// session per repository instance, never one per lock or per key. A ConsulRepository hands it
+// out with the rest of what such code uses (InstanceParts, consul_repository.h).
 //
-//   InstanceSession* session = GetInstanceSession(*repository);  // nullptr: not Consul-backed
-//   ASSIGN_OR_RETURN(std::string id, session->AcquireSessionId(absl::InfiniteFuture()));
-//   client.KvPut(lock_key, value, {.acquire = id}, session->canceller());
+//   ASSIGN_OR_RETURN(std::string id, session.AcquireSessionId(absl::InfiniteFuture()));
+//   client.KvPut(lock_key, value, {.acquire = id}, &closing);
 //
-// Session events reach observers in order, as tasks on the repository's watch engine (never on
+// Session events reach observers in order, as tasks on the repository's serial executor (never on
 // the thread that renews), one at a time, with no repository lock held, each before connection
 // listeners hear of the same change: kLost names a session that is gone (every key and lock it held
 // is lost, or will be within one TTL at most if the server still has it, and is no longer renewed);
@@ -25,12 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "consul/canceller.h"
-#include "consul/client.h"
-#include "registry/repository.h"
-#include "repository/consul_repository.h"
-#include "repository/key_space.h"
-#include "watch/watch_engine.h"
+#include "absl/time/time.h"
 
 namespace registry {
 
@@ -70,26 +64,7 @@ class InstanceSession {
   // observer is not called again (unless it is removing itself from inside its own call).
   virtual int AddSessionObserver(Observer observer) = 0;
   virtual void RemoveSessionObserver(int id) = 0;
-
-  // The repository's client, and the canceller that Close() cancels: pass it to every request
-  // made on behalf of this instance so that Close() never waits for one.
-  virtual consul::Client& client() = 0;
-  virtual consul::Canceller* canceller() = 0;
-
-  // The repository's watch engine (created on first use), for key watches and tasks that must
-  // run off the caller's thread. Errors: FailedPrecondition once the repository is closed; what
-  // the engine's creation reports.
-  virtual absl::StatusOr<watch::WatchEngine*> watch_engine() = 0;
-
-  // How repository keys map to Consul keys, and the options the repository was made with
-  // (block_query_wait, lock_retry, session_lock_delay, ...).
-  virtual const KeySpace& key_space() const = 0;
-  virtual const ConsulRepositoryOptions& options() const = 0;
 };
-
-// The instance session of a repository made by NewConsulRepository(), else nullptr. Valid as
-// long as the repository object lives.
-InstanceSession* GetInstanceSession(Repository& repository);
 
 }  // namespace registry
 

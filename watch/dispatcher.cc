@@ -21,10 +21,7 @@ Dispatcher::Dispatcher(DispatcherOptions options, std::function<void()> wake_sup
         return options;
       }()),
       wake_supervisor_(std::move(wake_supervisor)),
-      tasks_(std::make_shared<Slot>()) {
-  absl::MutexLock lock(&mu_);
-  StartWorkerLocked();
-}
+      tasks_(std::make_shared<Slot>()) {}
 
 Dispatcher::~Dispatcher() {
   Stop();
@@ -64,7 +61,20 @@ void Dispatcher::Add(uint64_t id, DataChangedListener listener) {
   slots_[id] = std::move(slot);
 }
 
+void Dispatcher::SetSupervisor(std::function<void()> wake) {
+  std::function<void()> previous;  // destroyed after the lock is released
+  absl::MutexLock lock(&supervisor_mu_);
+  previous = std::exchange(wake_supervisor_, std::move(wake));
+}
+
+void Dispatcher::WakeSupervisor() {
+  absl::MutexLock lock(&supervisor_mu_);
+  if (wake_supervisor_) wake_supervisor_();
+}
+
 bool Dispatcher::ScheduleLocked(const std::shared_ptr<Slot>& slot) {
+  // The primary worker, started with the first work and running until Stop().
+  if (workers_.empty()) StartWorkerLocked();
   if (!slot->queued && !slot->running) {
     slot->queued = true;
     run_queue_.push_back(slot);
@@ -91,7 +101,7 @@ void Dispatcher::Enqueue(uint64_t id, std::vector<DataChangedEvent> events) {
     }
     wake = ScheduleLocked(it->second);
   }
-  if (wake && wake_supervisor_) wake_supervisor_();
+  if (wake) WakeSupervisor();
 }
 
 void Dispatcher::EnqueueCall(uint64_t id, std::function<void()> call) {
@@ -104,7 +114,7 @@ void Dispatcher::EnqueueCall(uint64_t id, std::function<void()> call) {
     it->second->pending.emplace_back(std::move(call));
     wake = ScheduleLocked(it->second);
   }
-  if (wake && wake_supervisor_) wake_supervisor_();
+  if (wake) WakeSupervisor();
 }
 
 bool Dispatcher::Post(std::function<void()> task) {
@@ -115,7 +125,7 @@ bool Dispatcher::Post(std::function<void()> task) {
     tasks_->pending.emplace_back(std::move(task));
     wake = ScheduleLocked(tasks_);
   }
-  if (wake && wake_supervisor_) wake_supervisor_();
+  if (wake) WakeSupervisor();
   return true;
 }
 
@@ -259,7 +269,7 @@ void Dispatcher::WorkerLoop(Worker* self) {
       wake = true;
     }
     mu_.Unlock();
-    if (wake && wake_supervisor_) wake_supervisor_();
+    if (wake) WakeSupervisor();
     RunBatch(slot.get(), std::move(batch));
     mu_.Lock();
     self->busy_since = absl::InfiniteFuture();

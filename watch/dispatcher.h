@@ -18,7 +18,14 @@
 //
 // Besides data events, a watch's queue can carry calls (a key watch's observations, see
 // watch_engine.h), and the dispatcher has one queue of its own for posted tasks (Post()), which
-// are never dropped. Everything in one queue runs in order.
+// are never dropped. Everything in one queue runs in order, so the task queue is a serial
+// executor: a repository runs its ordered work on it (connection events, session observers, lock
+// lost listeners) and lends the dispatcher to its watch engine, so that both share one worker.
+//
+// No thread before work: the first worker starts with the first queued event, call or task.
+// The supervisor is whoever calls Supervise() (a watch engine's IO thread); with none set,
+// workers are never added, which costs nothing while only the task queue has work (it runs on
+// one worker at a time anyway).
 //
 // Thread safety: all methods may be called concurrently from any thread; listeners run on the
 // workers, at most one call per watch at a time.
@@ -56,10 +63,8 @@ struct DispatcherOptions {
 
 class Dispatcher {
  public:
-  // Starts the first worker. `wake_supervisor` is called (quickly, from any thread) when work
-  // waits behind busy workers and the supervisor has no check planned: the owner must then call
-  // Supervise() soon.
-  Dispatcher(DispatcherOptions options, std::function<void()> wake_supervisor);
+  // Starts no thread (see "No thread before work"); `wake_supervisor` as for SetSupervisor().
+  explicit Dispatcher(DispatcherOptions options, std::function<void()> wake_supervisor = nullptr);
   // Stops (see Stop()). Must not run on one of this dispatcher's workers.
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
@@ -89,6 +94,12 @@ class Dispatcher {
   // (Called from another watch's listener it waits for this one's current call, so two
   // listeners removing each other at the same time would wait for each other: don't.)
   void Remove(uint64_t id);
+
+  // Names the supervisor: `wake` is called (quickly, from any thread, with no lock of this
+  // dispatcher held) when work waits behind busy workers and no check is planned, and the
+  // supervisor must then call Supervise() soon. Null: no supervisor. When this returns the
+  // previous `wake` is not running and will not be called again.
+  void SetSupervisor(std::function<void()> wake) ABSL_LOCKS_EXCLUDED(supervisor_mu_);
 
   // Starts an extra worker if work waits and every worker has been busy with one batch for at
   // least stall_threshold; joins retired workers. Returns when to call it again
@@ -141,9 +152,14 @@ class Dispatcher {
   bool ScheduleLocked(const std::shared_ptr<Slot>& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunBatch(Slot* slot, std::vector<Work> batch) ABSL_LOCKS_EXCLUDED(mu_);
   size_t IdleWorkersLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls the supervisor's `wake`, if any. Never with mu_ held.
+  void WakeSupervisor() ABSL_LOCKS_EXCLUDED(mu_, supervisor_mu_);
 
   const DispatcherOptions options_;
-  const std::function<void()> wake_supervisor_;
+  // Held while `wake` runs, so that SetSupervisor() can promise it no longer runs. Never held
+  // together with mu_.
+  absl::Mutex supervisor_mu_;
+  std::function<void()> wake_supervisor_ ABSL_GUARDED_BY(supervisor_mu_);
 
   mutable absl::Mutex mu_;
   absl::CondVar work_cv_;  // signalled when run_queue_ grows or on Stop()

@@ -49,7 +49,7 @@ IoLoop::WatchEntry::~WatchEntry() {
   if (counted_active) ActiveWatches(IsKeyWatch(state)).Add(-1);
 }
 
-IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options)
+IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options, Dispatcher* listeners)
     : options_(std::move(options)),
       rules_{.block_query_wait = options_.block_query_wait,
              .split_guard_pause = options_.split_guard_pause,
@@ -60,11 +60,14 @@ IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options)
                    return BackoffDelay(options_.retry_min, options_.retry_max, backoffs, rng_);
                  }},
       client_(client),
-      curl_options_(consul::CurlOptionsFrom(client->options())) {}
+      curl_options_(consul::CurlOptionsFrom(client->options())),
+      owned_dispatcher_(listeners == nullptr ? std::make_unique<Dispatcher>(options_.dispatcher)
+                                             : nullptr),
+      dispatcher_(listeners == nullptr ? owned_dispatcher_.get() : listeners) {}
 
 IoLoop::~IoLoop() {
   Close();
-  dispatcher_.reset();  // joins a worker left running by a Close() from inside a listener
+  owned_dispatcher_.reset();  // joins a worker left running by a Close() from inside a listener
   {
     absl::MutexLock lock(&mu_);
     adds_.clear();  // handed over after the IO thread stopped: never in the multi handle
@@ -97,10 +100,7 @@ absl::Status IoLoop::Start() {
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
   curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &IoLoop::OnTimer);
   curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
-  dispatcher_ = std::make_unique<Dispatcher>(options_.dispatcher, [this] { Wake(); });
-  absl::MutexLock lock(&mu_);
-  io_running_ = true;
-  thread_ = std::thread([this] { Run(); });
+  dispatcher_->SetSupervisor([this] { Wake(); });  // cleared by Close()
   return absl::OkStatus();
 }
 
@@ -163,16 +163,15 @@ absl::StatusOr<WatchId> IoLoop::Register(std::unique_ptr<WatchEntry> watch,
     watch->counted_active = true;
     ActiveWatches(IsKeyWatch(watch->state)).Add(1);
     adds_.push_back(std::move(watch));
+    if (!io_running_) {
+      // The first watch: an engine that never watches costs no thread.
+      io_running_ = true;
+      thread_ = std::thread([this] { Run(); });
+    }
   }
   Wake();
   return id;
 }
-
-bool IoLoop::Post(std::function<void()> task) {
-  return dispatcher_ != nullptr && dispatcher_->Post(std::move(task));
-}
-
-bool IoLoop::InTask() const { return dispatcher_ != nullptr && dispatcher_->InTask(); }
 
 void IoLoop::Remove(WatchId id) {
   dispatcher_->Remove(id);  // first: from here on no callback of `id`
@@ -185,11 +184,12 @@ void IoLoop::Remove(WatchId id) {
 }
 
 void IoLoop::Close() {
+  absl::flat_hash_set<WatchId> live;
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
-    closed_ = true;
-    live_.clear();
+    closed_ = true;  // from here on no Register() starts the thread: thread_ is stable
+    live.swap(live_);
   }
   canceller_.Cancel();
   if (wake_fd_ >= 0) Wake();
@@ -198,11 +198,17 @@ void IoLoop::Close() {
     absl::MutexLock lock(&mu_);
     io_running_ = false;
   }
-  if (dispatcher_ != nullptr) dispatcher_->Stop();
+  dispatcher_->SetSupervisor(nullptr);  // no Wake() after this: the eventfd may go
+  if (owned_dispatcher_ != nullptr) {
+    owned_dispatcher_->Stop();
+    return;
+  }
+  // A lent dispatcher serves its owner on: only this engine's listeners leave it.
+  for (WatchId id : live) dispatcher_->Remove(id);
 }
 
 size_t IoLoop::background_threads() const {
-  size_t threads = dispatcher_ != nullptr ? dispatcher_->worker_count() : 0;
+  size_t threads = owned_dispatcher_ != nullptr ? owned_dispatcher_->worker_count() : 0;
   absl::MutexLock lock(&mu_);
   return threads + (io_running_ ? 1 : 0);
 }

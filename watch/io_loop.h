@@ -57,25 +57,24 @@ namespace registry::watch::internal {
 
 class IoLoop {
  public:
-  // `client` must outlive the loop.
-  IoLoop(consul::Client* client, WatchEngineOptions options);
+  // `client`, and `listeners` when not null, must outlive the loop; a null `listeners` makes the
+  // loop run listeners on a dispatcher of its own.
+  IoLoop(consul::Client* client, WatchEngineOptions options, Dispatcher* listeners);
   // Close()s, then frees the multi handle. Must not run inside a listener.
   ~IoLoop();
   IoLoop(const IoLoop&) = delete;
   IoLoop& operator=(const IoLoop&) = delete;
 
-  // Creates the multi handle and starts the IO thread and the dispatcher. Call once.
-  // Errors: ResourceExhausted if libcurl cannot allocate.
+  // Creates the multi handle and becomes the dispatcher's supervisor; starts no thread (the IO
+  // thread starts with the first watch). Call once. Errors: ResourceExhausted if libcurl cannot
+  // allocate.
   absl::Status Start();
 
-  // As WatchEngine::Watch / WatchKey / Post / Remove / Close / background_threads /
-  // watch_count.
+  // As WatchEngine::Watch / WatchKey / Remove / Close / background_threads / watch_count.
   absl::StatusOr<WatchId> Watch(std::string consul_key, DataChangedListener listener,
                                 WatchOptions options);
   absl::StatusOr<WatchId> WatchKey(std::string consul_key, KeyObserver observer,
                                    KeyWatchOptions options);
-  bool Post(std::function<void()> task);
-  bool InTask() const;
   void Remove(WatchId id);
   void Close();
   size_t background_threads() const;
@@ -166,8 +165,9 @@ class IoLoop {
   CURLM* multi_ = nullptr;       // created by Start(), freed by the destructor
   int epoll_fd_ = -1;            // the sockets libcurl asks to watch, plus wake_fd_
   int wake_fd_ = -1;             // eventfd written by Wake()
-  std::unique_ptr<Dispatcher> dispatcher_;
-  std::thread thread_;  // the IO thread; joined by Close()
+  std::unique_ptr<Dispatcher> owned_dispatcher_;  // null when lent; reset by the destructor only
+  Dispatcher* const dispatcher_;                  // runs the listeners; never null before then
+  std::thread thread_;  // the IO thread, started by the first Register(); joined by Close()
 
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

@@ -54,26 +54,29 @@ absl::StatusOr<std::unique_ptr<WatchEngine>> WatchEngine::Create(
   ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client,
                    consul::Client::Create(std::move(client_options)));
   consul::Client* raw = client.get();
-  std::unique_ptr<WatchEngine> engine(new WatchEngine(std::move(client), raw, std::move(options)));
+  std::unique_ptr<WatchEngine> engine(
+      new WatchEngine(std::move(client), raw, std::move(options), nullptr));
   RETURN_IF_ERROR(engine->io_->Start());
   return engine;
 }
 
 absl::StatusOr<std::unique_ptr<WatchEngine>> WatchEngine::Create(consul::Client* client,
-                                                                 WatchEngineOptions options) {
+                                                                 WatchEngineOptions options,
+                                                                 Dispatcher* listeners) {
   if (client == nullptr) return absl::InvalidArgumentError("watch engine: client is null");
   RETURN_IF_ERROR(ValidateWatchEngineOptions(options));
-  std::unique_ptr<WatchEngine> engine(new WatchEngine(nullptr, client, std::move(options)));
+  std::unique_ptr<WatchEngine> engine(
+      new WatchEngine(nullptr, client, std::move(options), listeners));
   RETURN_IF_ERROR(engine->io_->Start());
   return engine;
 }
 
 WatchEngine::WatchEngine(std::unique_ptr<consul::Client> owned_client, consul::Client* client,
-                         WatchEngineOptions options)
+                         WatchEngineOptions options, Dispatcher* listeners)
     : options_(std::move(options)),
       owned_client_(std::move(owned_client)),
       client_(client),
-      io_(std::make_unique<internal::IoLoop>(client_, options_)) {}
+      io_(std::make_unique<internal::IoLoop>(client_, options_, listeners)) {}
 
 WatchEngine::~WatchEngine() { io_.reset(); }
 
@@ -86,10 +89,6 @@ absl::StatusOr<WatchId> WatchEngine::WatchKey(std::string consul_key, KeyObserve
                                               KeyWatchOptions options) {
   return io_->WatchKey(std::move(consul_key), std::move(observer), options);
 }
-
-bool WatchEngine::Post(std::function<void()> task) { return io_->Post(std::move(task)); }
-
-bool WatchEngine::InTask() const { return io_->InTask(); }
 
 void WatchEngine::Remove(WatchId id) { io_->Remove(id); }
 

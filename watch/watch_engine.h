@@ -21,7 +21,9 @@
 // (watch/diff.h) and the difference is queued for the listener. Listeners run on a Dispatcher
 // (watch/dispatcher.h, which explains the design): normally one worker thread, plus a temporary
 // extra worker while a listener runs long and other watches wait, so the engine normally costs
-// two background threads in total.
+// two background threads in total. Neither starts before it has work: the IO thread starts with
+// the first watch, the worker with the first event. The dispatcher may be lent by the engine's
+// owner (a repository runs its own ordered tasks on it), so that both share its worker.
 //
 // No lost final state. After any failure (connection refused or reset, timeout, 5xx, malformed
 // answer) the watch backs off (exponential, jittered, from retry_min up to retry_max), re-lists
@@ -130,14 +132,16 @@ struct WatchOptions {
 
 class WatchEngine {
  public:
-  // An engine with its own client for `client_options`. Starts the IO thread and one listener
-  // worker; contacts no server. Errors: InvalidArgument for bad options (naming the field).
+  // An engine with its own client for `client_options` and its own dispatcher. Starts no thread
+  // and contacts no server. Errors: InvalidArgument for bad options (naming the field).
   static absl::StatusOr<std::unique_ptr<WatchEngine>> Create(consul::ClientOptions client_options,
                                                              WatchEngineOptions options);
-  // An engine sharing `client` (its options, preferred server and failover state); `client`
-  // must outlive the engine.
+  // An engine sharing `client` (its options, preferred server and failover state) and, when not
+  // null, running its listeners on `listeners` (options.dispatcher is then unused; the engine is
+  // its supervisor, see Dispatcher::SetSupervisor). Both must outlive the engine.
   static absl::StatusOr<std::unique_ptr<WatchEngine>> Create(consul::Client* client,
-                                                             WatchEngineOptions options);
+                                                             WatchEngineOptions options,
+                                                             Dispatcher* listeners = nullptr);
 
   // Close()s. Must not run inside one of this engine's listeners.
   ~WatchEngine();
@@ -164,15 +168,6 @@ class WatchEngine {
   absl::StatusOr<WatchId> WatchKey(std::string consul_key, KeyObserver observer,
                                    KeyWatchOptions options = {});
 
-  // Runs `task` on a listener worker (never on the IO thread), after every task posted before
-  // it. For work that must leave the caller's thread and must not be lost: tasks still pending
-  // at Close() run before Close() returns, on the thread calling it. Returns false, without
-  // running `task`, after Close().
-  bool Post(std::function<void()> task);
-  // True when called from inside a task of Post(). Tasks run one at a time, so a task must never
-  // wait for a later one.
-  bool InTask() const;
-
   // Stops watch `id` and aborts its in-flight query. When it returns, the listener is not
   // running and will never be called again — except when called from inside that same
   // listener: then it returns at once and the listener is not called again once the current
@@ -181,20 +176,22 @@ class WatchEngine {
   void Remove(WatchId id);
 
   // Stops every watch: aborts all queries (not waiting for any blocking wait), drops pending
-  // events, joins the IO thread and the listener workers once running listener calls return,
-  // and makes later Watch() calls fail. Prompt (milliseconds plus running listener calls).
-  // Called from inside a listener it does not wait for that call; the destructor joins its
-  // worker. Idempotent; a call while another Close() runs returns at once.
+  // events, joins the IO thread and, once running listener calls return, the listener workers
+  // (a lent dispatcher is not stopped: the engine's watches leave it, and its tasks go on), and
+  // makes later Watch() calls fail. Prompt (milliseconds plus running listener calls). Called
+  // from inside a listener it does not wait for that call; the destructor joins its worker.
+  // Idempotent; a call while another Close() runs returns at once.
   void Close();
 
-  // Background threads now running (the IO thread plus listener workers); 0 after Close().
+  // Background threads now running (the IO thread plus the workers of the engine's own
+  // dispatcher, not of a lent one); 0 after Close().
   size_t background_threads() const;
   // Watches registered and not removed.
   size_t watch_count() const;
 
  private:
   WatchEngine(std::unique_ptr<consul::Client> owned_client, consul::Client* client,
-              WatchEngineOptions options);
+              WatchEngineOptions options, Dispatcher* listeners);
   const WatchEngineOptions options_;
   std::unique_ptr<consul::Client> owned_client_;  // null when the client is borrowed
   consul::Client* const client_;

@@ -156,7 +156,7 @@ const char* KindName(Recipe recipe) {
 // Uncontended Lock()+Unlock() cycles: their latency and, on the dev server, the requests each.
 nlohmann::json Uncontended(const bench::BenchServer& server, const ConsulRepositoryOptions& options,
                            Recipe recipe) {
-  std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
+  std::unique_ptr<ConsulRepository> repository = Check(NewConsulRepository(options));
   std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
   std::shared_ptr<DistributedLock> lock = LockOf(*manager, "uncontended", recipe);
   Check(lock->Lock());  // creates the instance session
@@ -194,7 +194,7 @@ nlohmann::json WokenPerRelease(const bench::BenchServer& server,
   LockManagerOptions quiet;
   quiet.monitor_delay = absl::InfiniteDuration();  // no key watch of the holder in the counts
   struct Instance {
-    std::unique_ptr<Repository> repository;
+    std::unique_ptr<ConsulRepository> repository;
     std::unique_ptr<LockManager> manager;
     std::shared_ptr<DistributedLock> lock;
   };
@@ -276,8 +276,8 @@ int Run() {
     const char* kind = KindName(recipe);
     out["uncontended"][kind] = Uncontended(*server, options, recipe);
     // Handoff between two repository instances.
-    std::unique_ptr<Repository> first_repository = Check(NewConsulRepository(options));
-    std::unique_ptr<Repository> second_repository = Check(NewConsulRepository(options));
+    std::unique_ptr<ConsulRepository> first_repository = Check(NewConsulRepository(options));
+    std::unique_ptr<ConsulRepository> second_repository = Check(NewConsulRepository(options));
     std::unique_ptr<LockManager> first = Check(NewLockManager(*first_repository));
     std::unique_ptr<LockManager> second = Check(NewLockManager(*second_repository));
     out["handoff_between_instances"][kind] = Percentiles(
@@ -291,7 +291,7 @@ int Run() {
   out["uncontended"][KindName(Recipe::kRead)] = Uncontended(*server, options, Recipe::kRead);
 
   {  // Handoff between two threads of one process (tier 1: the same for both kinds).
-    std::unique_ptr<Repository> repository = Check(NewConsulRepository(options));
+    std::unique_ptr<ConsulRepository> repository = Check(NewConsulRepository(options));
     std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
     std::shared_ptr<DistributedLock> lock = Check(manager->GetLock("local"));
     out["handoff_between_threads"] = Percentiles(Handoffs(*lock, *lock));

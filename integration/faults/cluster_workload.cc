@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(const st
     options.session_ttl = ttl;
     options.session_lock_delay = absl::Seconds(1);
     options.block_query_wait = absl::Seconds(10);
-    absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+    absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
     if (!repository.ok()) return repository.status();
     absl::StatusOr<std::unique_ptr<lock::LockManager>> locks = lock::NewLockManager(**repository);
     if (!locks.ok()) return locks.status();

@@ -63,7 +63,7 @@ class ClusterWorkload {
 
  private:
   struct Instance {
-    std::unique_ptr<Repository> repository;
+    std::unique_ptr<ConsulRepository> repository;
     std::unique_ptr<lock::LockManager> locks;
     std::shared_ptr<lock::DistributedLock> lock;
   };

@@ -74,7 +74,7 @@ TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheL
   options.namespace_name = "pause";
   options.session_ttl = absl::Seconds(2);
   options.session_lock_delay = absl::ZeroDuration();
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
   testing::StateRecorder states;  // outlives the repository that calls it
   (*repository)->AddConnectionListener(states.Listener());

@@ -111,12 +111,12 @@ Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> sess
   options.session_lock_delay = absl::Seconds(1);
   if (session_node.has_value()) options.session_node = *session_node;
   StateRecorder recorder;  // outlives the repository
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   EXPECT_TRUE(repository.ok()) << repository.status();
   if (!repository.ok()) return {};
   (*repository)->AddConnectionListener(recorder.Listener());
   EXPECT_TRUE((*repository)->PersistEphemeral("/online/a", "a").ok());
-  const std::string id = GetInstanceSession(**repository)->CurrentSessionId();
+  const std::string id = (*repository)->parts().session.CurrentSessionId();
   const std::string survivor = (*cluster)->address(*leader);
   Outcome outcome;
   outcome.killed = absl::StrCat("server", doomed);
@@ -136,7 +136,7 @@ Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> sess
   } else {
     const uint64_t renewed = SuccessfulRenewals();
     outcome.kept = Eventually([&] { return SuccessfulRenewals() >= renewed + 2; }) &&
-                   GetInstanceSession(**repository)->CurrentSessionId() == id;
+                   (*repository)->parts().session.CurrentSessionId() == id;
     const std::vector<ConnectionState> states = recorder.states();
     EXPECT_EQ(std::count(states.begin(), states.end(), ConnectionState::kLost), 0)
         << StatesToString(states);

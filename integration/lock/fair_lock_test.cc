@@ -26,7 +26,7 @@ using ::testing::HasSubstr;
 
 // One instance contending for the fair lock: a repository, its manager and the lock.
 struct Contender {
-  std::unique_ptr<Repository> repository;
+  std::unique_ptr<ConsulRepository> repository;
   std::unique_ptr<LockManager> manager;
   std::shared_ptr<DistributedLock> lock;
 };

@@ -18,13 +18,14 @@ ConsulRepositoryOptions LockTest::RepositoryOptions() {
   return options;
 }
 
-std::unique_ptr<Repository> LockTest::NewRepository() {
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(RepositoryOptions());
+std::unique_ptr<ConsulRepository> LockTest::NewRepository() {
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository =
+      NewConsulRepository(RepositoryOptions());
   EXPECT_TRUE(repository.ok()) << repository.status();
   return repository.ok() ? *std::move(repository) : nullptr;
 }
 
-std::unique_ptr<LockManager> LockTest::NewManager(Repository& repository,
+std::unique_ptr<LockManager> LockTest::NewManager(ConsulRepository& repository,
                                                   LockManagerOptions options) {
   absl::StatusOr<std::unique_ptr<LockManager>> manager =
       NewLockManager(repository, std::move(options));

@@ -35,8 +35,9 @@ class LockTest : public registry::testing::ServerTest {
  protected:
   // TTL 1 s, lock-delay kLockDelay, lock retry 50 ms, blocking wait 5 s, namespace "locks".
   ConsulRepositoryOptions RepositoryOptions();
-  std::unique_ptr<Repository> NewRepository();
-  std::unique_ptr<LockManager> NewManager(Repository& repository, LockManagerOptions options = {});
+  std::unique_ptr<ConsulRepository> NewRepository();
+  std::unique_ptr<LockManager> NewManager(ConsulRepository& repository,
+                                          LockManagerOptions options = {});
   // manager.GetLock(name), failing the test on error.
   std::shared_ptr<DistributedLock> GetLock(LockManager& manager, const std::string& name);
 

@@ -38,7 +38,7 @@ int Run() {
   options.session_lock_delay = absl::Milliseconds(500);
   options.lock_retry = absl::Milliseconds(50);
   options.block_query_wait = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<registry::Repository>> repository =
+  absl::StatusOr<std::unique_ptr<registry::ConsulRepository>> repository =
       registry::NewConsulRepository(options);
   if (!repository.ok()) return Fail(repository.status());
   int result = 0;

@@ -1,9 +1,9 @@
 // integration/lock/lock_threads_test.cc
 //
 // Where background work runs: a held lock key is a key watch on the repository's watch engine,
-// lost listeners and connection events are tasks on its workers, so a repository with a session,
-// watches and locks runs three background threads, and the losses a closing repository reports
-// are delivered before Close() returns.
+// lost listeners and connection events are tasks on its serial executor, so a repository with a
+// session, watches and locks runs three background threads (two when nothing watches), and the
+// losses a closing repository reports are delivered before Close() returns.
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +55,23 @@ TEST_F(LockTest, ARepositoryWithASessionWatchesAndAHeldLockRunsThreeBackgroundTh
   }
   EXPECT_TRUE(Eventually([&] { return ProcessThreadCount() == before; }))
       << ProcessThreadCount() - before << " threads left after the repository is gone";
+}
+
+TEST_F(LockTest, ARepositoryThatNeverWatchesRunsNoIoThread) {
+  const int before = ProcessThreadCount();
+  auto repository = NewRepository();
+  EXPECT_EQ(ProcessThreadCount(), before);  // nothing runs before it is needed
+  ASSERT_TRUE(repository->PersistEphemeral("/instances/a", "up").ok());
+  LockManagerOptions options;
+  options.monitor_delay = absl::InfiniteDuration();  // no key watch of the held lock
+  auto manager = NewManager(*repository, options);
+  auto lock = GetLock(*manager, "unwatched");
+  ASSERT_TRUE(lock->Lock().ok());
+  ASSERT_TRUE(lock->Unlock().ok());
+  // Renewal and the executor's worker (which told the session observers of the new session).
+  EXPECT_TRUE(Eventually([&] { return ProcessThreadCount() == before + 2; }))
+      << ProcessThreadCount() - before << " background threads";
+  EXPECT_EQ(repository->parts().watches.background_threads(), 0u);
 }
 
 TEST_F(LockFaultsTest, AMonitoredLockAddsNoThreadToARepositoryThatWatches) {

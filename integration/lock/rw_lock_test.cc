@@ -25,7 +25,7 @@ using ::testing::HasSubstr;
 
 // One instance using the read/write lock: a repository, its manager and both sides.
 struct Instance {
-  std::unique_ptr<Repository> repository;
+  std::unique_ptr<ConsulRepository> repository;
   std::unique_ptr<LockManager> manager;
   std::shared_ptr<DistributedLock> read;
   std::shared_ptr<DistributedLock> write;

@@ -26,7 +26,7 @@ using ::testing::HasSubstr;
 
 // One instance using the semaphore: a repository, its manager and the semaphore.
 struct Instance {
-  std::unique_ptr<Repository> repository;
+  std::unique_ptr<ConsulRepository> repository;
   std::unique_ptr<LockManager> manager;
   std::shared_ptr<DistributedLock> semaphore;
 };

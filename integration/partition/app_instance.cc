@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<AppInstance>> AppInstance::Start(const std::strin
   AppInstance* self = app.get();
   absl::Status status;
   app->thread_->Run([&] {
-    absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+    absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
     if (!repository.ok()) {
       status = repository.status();
       return;

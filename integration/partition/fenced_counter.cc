@@ -81,7 +81,7 @@ std::vector<FencedAttempt> FencedWriter::Attempts() {
 
 void FencedWriter::Loop() {
   // Made here, on the namespace thread, so the repository's sockets and threads live in the node.
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options_);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options_);
   if (!repository.ok()) return;
   {
     absl::StatusOr<std::unique_ptr<lock::LockManager>> manager = lock::NewLockManager(**repository);

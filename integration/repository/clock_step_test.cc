@@ -68,10 +68,10 @@ TEST_F(ClockStepTest, RenewalKeepsItsPaceWhenTheWallClockStepsBackAnHour) {
   options.client.servers = server_address();
   options.namespace_name = "clock_step";
   options.session_ttl = absl::Seconds(1);
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
   ASSERT_TRUE((*repository)->PersistEphemeral("/online/me", "1").ok());
-  const std::string session = GetInstanceSession(**repository)->CurrentSessionId();
+  const std::string session = (*repository)->parts().session.CurrentSessionId();
 
   const absl::Time before = absl::Now();
   realtime_offset_ns.store(-absl::ToInt64Nanoseconds(absl::Hours(1)));

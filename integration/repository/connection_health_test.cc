@@ -28,7 +28,7 @@ class ConnectionHealthFaultsTest : public DevServerOnly<RepositoryTest> {
 
 TEST_F(ConnectionHealthFaultsTest, AReadOnlyInstanceHearsConsulGoAndComeBack) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository(FastOptions());
+  std::unique_ptr<ConsulRepository> repository = NewRepository(FastOptions());
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->Get("/a").ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}))
@@ -48,7 +48,7 @@ TEST_F(ConnectionHealthFaultsTest, AReadOnlyInstanceHearsConsulGoAndComeBack) {
 
 TEST_F(ConnectionHealthFaultsTest, AWatchOnlyInstanceHearsConsulGoAndComeBack) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository(FastOptions());
+  std::unique_ptr<ConsulRepository> repository = NewRepository(FastOptions());
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->Watch("/config", [](const DataChangedEvent&) {}).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}))
@@ -70,7 +70,7 @@ TEST_F(ConnectionHealthFaultsTest, ACallThatCannotReachConsulSuspendsALiveSessio
   // The next renewal is 30 s away, twice the recorder's patience: only the failed call below
   // can make the state SUSPENDED in time.
   options.session_ttl = absl::Seconds(60);
-  std::unique_ptr<Repository> repository = NewRepository(options);
+  std::unique_ptr<ConsulRepository> repository = NewRepository(options);
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string session = SessionOf(*repository);

@@ -34,7 +34,7 @@ std::vector<Repository::KeyValue> Entries(const std::string& prefix, int count) 
 }
 
 TEST_F(RepositoryBatchTest, EveryEntryIsPersistedAndAnEphemeralKeyBecomesPersistent) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/schema/t7", "ephemeral").ok());
   std::vector<Repository::KeyValue> entries = Entries("/schema", 100);
   entries.emplace_back("/schema/t3", "last wins");
@@ -52,7 +52,7 @@ TEST_F(RepositoryBatchTest, EveryEntryIsPersistedAndAnEphemeralKeyBecomesPersist
 }
 
 TEST_F(RepositoryBatchTest, ABadEntryFailsTheBatchNamingItBeforeAnythingIsWritten) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   std::vector<Repository::KeyValue> entries = Entries("/bad", 5);
   entries[3].first = "/bad/../t3";
   size_t written = 99;
@@ -78,7 +78,7 @@ TEST_F(RepositoryBatchTest, ATransactionTheServerRefusesEndsTheBatchNamingTheFir
   }
   ConsulRepositoryOptions options = Options();
   options.txn_max_operations = 128;
-  std::unique_ptr<Repository> repository = NewRepository(options);
+  std::unique_ptr<ConsulRepository> repository = NewRepository(options);
   // Ten small keys, a value that needs a transaction of its own, then 128 keys (operations).
   std::vector<Repository::KeyValue> entries = Entries("/split", 10);
   entries.emplace_back("/split/huge", std::string(390 * 1024, 'h'));
@@ -95,7 +95,7 @@ TEST_F(RepositoryBatchTest, ATransactionTheServerRefusesEndsTheBatchNamingTheFir
 }
 
 TEST_F(RepositoryBatchFaultsTest, AThousandKeysTakeOneTransactionPerSixtyFour) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/warm", "up").ok());
   server().ResetRequestCounts();
   ASSERT_EQ(repository->PersistBatch(Entries("/many", 1000)), absl::OkStatus());
@@ -105,7 +105,7 @@ TEST_F(RepositoryBatchFaultsTest, AThousandKeysTakeOneTransactionPerSixtyFour) {
 }
 
 TEST_F(RepositoryBatchFaultsTest, AnEmptyBatchSendsNothing) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   server().ResetRequestCounts();
   size_t written = 7;
   ASSERT_EQ(repository->PersistBatch({}, &written), absl::OkStatus());

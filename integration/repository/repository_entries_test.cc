@@ -26,7 +26,7 @@ using RepositoryEntriesTest = RepositoryTest;
 using Entry = Repository::StoredEntry;
 
 TEST_F(RepositoryEntriesTest, ASubtreeComesWithExactValuesFlagsAndItsEphemeralKeysMarked) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   const std::string binary("\0\xff\xfe{\x80", 5);  // a NUL, bytes that are not UTF-8
   ASSERT_TRUE(repository->Persist("/a", "").ok());
   ASSERT_TRUE(repository->Persist("/a/b/c", binary).ok());
@@ -55,7 +55,7 @@ TEST_F(RepositoryEntriesTest, ASubtreeComesWithExactValuesFlagsAndItsEphemeralKe
 }
 
 TEST_F(RepositoryEntriesTest, AnEphemeralKeyMadePersistentIsListedSoAndOneWhoseInstanceWentIsGone) {
-  std::unique_ptr<Repository> instance = NewRepository();
+  std::unique_ptr<ConsulRepository> instance = NewRepository();
   ASSERT_TRUE(instance->PersistEphemeral("/nodes/i1", "up").ok());
   ASSERT_TRUE(instance->PersistEphemeral("/nodes/i2", "up").ok());
   ASSERT_TRUE(instance->Persist("/nodes/i2", "kept").ok());
@@ -72,7 +72,7 @@ TEST_F(RepositoryEntriesTest, TheStoreKeyPrefixIsTheNamespaceFolder) {
 }
 
 TEST_F(RepositoryEntriesTest, CheckBatchNamesTheFirstEntryPersistBatchWouldRefuseAndWritesNothing) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   std::vector<Repository::KeyValue> entries = {
       {"/ok/1", "a"}, {"/ok/2", std::string(512 * 1024 + 1, 'x')}, {"/bad/../k", "c"}};
   size_t bad = 99;
@@ -94,7 +94,7 @@ TEST_F(RepositoryEntriesTest, CheckBatchNamesTheFirstEntryPersistBatchWouldRefus
 }
 
 TEST_F(RepositoryEntriesTest, AfterCloseEveryCallIsAFailedPrecondition) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Close().ok());
   EXPECT_EQ(repository->ListEntries("/").status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(repository->CheckBatch({{"/k", "v"}}).code(), absl::StatusCode::kFailedPrecondition);

@@ -35,7 +35,7 @@ std::string Outcome(const absl::StatusOr<bool>& result) {
 }
 
 TEST_F(RepositoryEphemeralTest, PersistEphemeralBindsTheKeyToTheInstanceSession) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "v").ok());
   EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("v")));
   EXPECT_NE(SessionOf(*repository), "");
@@ -43,7 +43,7 @@ TEST_F(RepositoryEphemeralTest, PersistEphemeralBindsTheKeyToTheInstanceSession)
 }
 
 TEST_F(RepositoryEphemeralTest, OneSessionServesEveryEphemeralKey) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(repository->PersistEphemeral(absl::StrCat("/online/", i), "v").ok());
   }
@@ -52,7 +52,7 @@ TEST_F(RepositoryEphemeralTest, OneSessionServesEveryEphemeralKey) {
 }
 
 TEST_F(RepositoryEphemeralTest, EphemeralKeyOutlivesSeveralTtlsWhileRenewed) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "v").ok());
   // The server expires an unrenewed 1 s session after 2 s: outlive that (a span, not a race).
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
@@ -60,8 +60,8 @@ TEST_F(RepositoryEphemeralTest, EphemeralKeyOutlivesSeveralTtlsWhileRenewed) {
 }
 
 TEST_F(RepositoryEphemeralTest, EphemeralKeyVanishesAtOnceOnClose) {
-  std::unique_ptr<Repository> owner = NewRepository();
-  std::unique_ptr<Repository> observer = NewRepository();
+  std::unique_ptr<ConsulRepository> owner = NewRepository();
+  std::unique_ptr<ConsulRepository> observer = NewRepository();
   ASSERT_TRUE(owner->PersistEphemeral("/online/a", "v").ok());
   ASSERT_TRUE(owner->Close().ok());
   // No waiting: Close() destroyed the session before returning.
@@ -70,8 +70,8 @@ TEST_F(RepositoryEphemeralTest, EphemeralKeyVanishesAtOnceOnClose) {
 }
 
 TEST_F(RepositoryEphemeralTest, PersistEphemeralTakesOverAKeyHeldByAnotherInstance) {
-  std::unique_ptr<Repository> first = NewRepository();
-  std::unique_ptr<Repository> second = NewRepository();
+  std::unique_ptr<ConsulRepository> first = NewRepository();
+  std::unique_ptr<ConsulRepository> second = NewRepository();
   ASSERT_TRUE(first->PersistEphemeral("/online/a", "first").ok());
   ASSERT_TRUE(second->PersistEphemeral("/online/a", "second").ok());
   EXPECT_THAT(*first->Get("/online/a"), Optional(std::string("second")));
@@ -81,7 +81,7 @@ TEST_F(RepositoryEphemeralTest, PersistEphemeralTakesOverAKeyHeldByAnotherInstan
 }
 
 TEST_F(RepositoryEphemeralTest, PersistEphemeralBindsAnExistingPersistentKey) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a", "persistent").ok());
   ASSERT_TRUE(repository->PersistEphemeral("/a", "ephemeral").ok());
   EXPECT_EQ(HolderOf("ns/a"), SessionOf(*repository));
@@ -90,7 +90,7 @@ TEST_F(RepositoryEphemeralTest, PersistEphemeralBindsAnExistingPersistentKey) {
 }
 
 TEST_F(RepositoryEphemeralTest, PersistMakesAnEphemeralKeyPersistent) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/a", "ephemeral").ok());
   ASSERT_TRUE(repository->Persist("/a", "persistent").ok());
   EXPECT_EQ(HolderOf("ns/a"), "");
@@ -99,7 +99,7 @@ TEST_F(RepositoryEphemeralTest, PersistMakesAnEphemeralKeyPersistent) {
 }
 
 TEST_F(RepositoryEphemeralTest, UpdateKeepsAnEphemeralKeyBoundToTheInstance) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/a", "v1").ok());
   ASSERT_TRUE(repository->Update("/a", "v2").ok());
   EXPECT_EQ(HolderOf("ns/a"), SessionOf(*repository));
@@ -107,8 +107,8 @@ TEST_F(RepositoryEphemeralTest, UpdateKeepsAnEphemeralKeyBoundToTheInstance) {
 }
 
 TEST_F(RepositoryEphemeralTest, PersistExclusiveEphemeralIsTrueOnlyForTheCallThatCreatesTheKey) {
-  std::unique_ptr<Repository> first = NewRepository();
-  std::unique_ptr<Repository> second = NewRepository();
+  std::unique_ptr<ConsulRepository> first = NewRepository();
+  std::unique_ptr<ConsulRepository> second = NewRepository();
   ASSERT_TRUE(first->Persist("/persistent", "v").ok());
   EXPECT_EQ(Outcome(first->PersistExclusiveEphemeral("/leader", "first")), "true");
   EXPECT_EQ(Outcome(first->PersistExclusiveEphemeral("/leader", "again")), "false");
@@ -145,8 +145,8 @@ TEST_F(RepositoryEphemeralTest, ExactlyOneOfManyConcurrentExclusiveClaimsWins) {
 }
 
 TEST_F(RepositoryEphemeralTest, ExclusiveClaimWaitsOutTheLockDelayOfADeadHolder) {
-  std::unique_ptr<Repository> dead = NewRepository();
-  std::unique_ptr<Repository> next = NewRepository();
+  std::unique_ptr<ConsulRepository> dead = NewRepository();
+  std::unique_ptr<ConsulRepository> next = NewRepository();
   ASSERT_TRUE(*dead->PersistExclusiveEphemeral("/leader", "dead"));
   ASSERT_TRUE(dead->Close().ok());  // the key is deleted and under a 300 ms lock-delay
   const absl::Time start = absl::Now();
@@ -156,8 +156,8 @@ TEST_F(RepositoryEphemeralTest, ExclusiveClaimWaitsOutTheLockDelayOfADeadHolder)
 }
 
 TEST_F(RepositoryEphemeralTest, PersistEphemeralWaitsOutTheLockDelayOfADeadHolder) {
-  std::unique_ptr<Repository> dead = NewRepository();
-  std::unique_ptr<Repository> next = NewRepository();
+  std::unique_ptr<ConsulRepository> dead = NewRepository();
+  std::unique_ptr<ConsulRepository> next = NewRepository();
   ASSERT_TRUE(dead->PersistEphemeral("/online/a", "dead").ok());
   ASSERT_TRUE(dead->Close().ok());
   const absl::Time start = absl::Now();
@@ -166,18 +166,20 @@ TEST_F(RepositoryEphemeralTest, PersistEphemeralWaitsOutTheLockDelayOfADeadHolde
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*next));
 }
 
-TEST_F(RepositoryEphemeralTest, InstanceSessionSharesTheKeySpaceAndOptions) {
-  std::unique_ptr<Repository> repository = NewRepository("governance_ds");
-  InstanceSession* session = GetInstanceSession(*repository);
-  ASSERT_NE(session, nullptr);
-  EXPECT_EQ(session->key_space().ConsulKey("/lock/a"), "governance_ds/lock/a");
-  EXPECT_EQ(session->options().lock_retry, absl::Milliseconds(50));
-  EXPECT_EQ(session->CurrentSessionId(), "");  // no ephemeral use yet
+TEST_F(RepositoryEphemeralTest, PartsShareTheKeySpaceOptionsAndSession) {
+  std::unique_ptr<ConsulRepository> repository = NewRepository("governance_ds");
+  InstanceParts parts = repository->parts();
+  EXPECT_EQ(parts.key_space.ConsulKey("/lock/a"), "governance_ds/lock/a");
+  EXPECT_EQ(parts.options.lock_retry, absl::Milliseconds(50));
+  EXPECT_EQ(parts.session.CurrentSessionId(), "");  // no ephemeral use yet
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "1").ok());
+  EXPECT_EQ(parts.session.CurrentSessionId(), HolderOf("governance_ds/online/a"));
+  EXPECT_NE(parts.session.CurrentSessionId(), "");
 }
 
 TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKeyComesBack) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   ASSERT_TRUE(*repository->PersistExclusiveEphemeral("/leader", "me"));
@@ -203,7 +205,7 @@ TEST_F(RepositoryEphemeralTest, ForceExpiredSessionIsReplacedAndEveryEphemeralKe
 
 TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsResentAndTheKeyRemembered) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   const uint64_t txns = server().RequestCounts()["txn"];
   server().DropNextReplies(1, "/v1/txn", "PUT");  // the bind is applied, its reply lost
@@ -221,7 +223,7 @@ TEST_F(RepositoryEphemeralFaultsTest, LostReplyOfAnEphemeralWriteIsResentAndTheK
 }
 
 TEST_F(RepositoryEphemeralFaultsTest, BindingAKeyNoOtherInstanceHoldsIsOneKeptAliveRequest) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/warm", "up").ok());  // session and connection exist
   ASSERT_TRUE(repository->Persist("/unheld", "p").ok());
   server().ResetRequestCounts();
@@ -240,7 +242,7 @@ TEST_F(RepositoryEphemeralFaultsTest, BindingAKeyNoOtherInstanceHoldsIsOneKeptAl
 
 TEST_F(RepositoryEphemeralFaultsTest,
        LostReplyOfAnExclusiveCreateStillAnswersWhetherItCreatedTheKey) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   server().DropNextReplies(1, "/v1/txn", "PUT");  // the create is applied, its reply lost
   EXPECT_EQ(Outcome(repository->PersistExclusiveEphemeral("/leader", "me")), "true");
   EXPECT_EQ(HolderOf("ns/leader"), SessionOf(*repository));
@@ -251,7 +253,7 @@ TEST_F(RepositoryEphemeralFaultsTest,
 
 TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASessionLoss) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   ASSERT_TRUE(repository->PersistEphemeral("/online/gone", "x").ok());
@@ -264,7 +266,7 @@ TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASession
 // Consul answers 500 when a raft apply times out on the leader and is committed later.
 TEST_F(RepositoryEphemeralFaultsTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtBack) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   ASSERT_TRUE(repository->PersistEphemeral("/online/gone", "x").ok());
@@ -282,7 +284,7 @@ TEST_F(RepositoryEphemeralTest, LostListenerMayMakeAnEphemeralWriteThatWaitsForT
   StateRecorder recorder;  // outlives the repository that calls it
   absl::Notification wrote;
   absl::Status written;
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   Repository* self = repository.get();
   repository->AddConnectionListener([&, self](ConnectionState state) {
     if (state != ConnectionState::kLost || wrote.HasBeenNotified()) return;
@@ -305,7 +307,7 @@ TEST_F(RepositoryEphemeralTest, LostListenerMayMakeAnEphemeralWriteThatWaitsForT
 TEST_F(RepositoryEphemeralFaultsTest, RestoringManyKeysOverASlowLinkNeverCostsTheNewSession) {
   constexpr int kKeys = 100;
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   for (int i = 0; i < kKeys; ++i) {
     ASSERT_TRUE(repository->PersistEphemeral(absl::StrCat("/many/k", i), "v").ok());
@@ -324,9 +326,9 @@ TEST_F(RepositoryEphemeralFaultsTest, RestoringManyKeysOverASlowLinkNeverCostsTh
 
 TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNotStolenBack) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> first = NewRepository();
+  std::unique_ptr<ConsulRepository> first = NewRepository();
   first->AddConnectionListener(recorder.Listener());
-  std::unique_ptr<Repository> second = NewRepository();
+  std::unique_ptr<ConsulRepository> second = NewRepository();
   ASSERT_TRUE(*first->PersistExclusiveEphemeral("/leader", "first"));
   ASSERT_TRUE(ExpireSession(SessionOf(*first)).ok());
   // Whoever is faster after the lock-delay wins; a later winner must not lose the key.

@@ -20,16 +20,17 @@ ConsulRepositoryOptions RepositoryTest::Options(const std::string& name) {
   return options;
 }
 
-std::string RepositoryTest::SessionOf(Repository& repository) {
-  return GetInstanceSession(repository)->CurrentSessionId();
+std::string RepositoryTest::SessionOf(ConsulRepository& repository) {
+  return repository.parts().session.CurrentSessionId();
 }
 
-std::unique_ptr<Repository> RepositoryTest::NewRepository(const std::string& name) {
+std::unique_ptr<ConsulRepository> RepositoryTest::NewRepository(const std::string& name) {
   return NewRepository(Options(name));
 }
 
-std::unique_ptr<Repository> RepositoryTest::NewRepository(const ConsulRepositoryOptions& options) {
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+std::unique_ptr<ConsulRepository> RepositoryTest::NewRepository(
+    const ConsulRepositoryOptions& options) {
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   EXPECT_TRUE(repository.ok()) << repository.status();
   return repository.ok() ? *std::move(repository) : nullptr;
 }

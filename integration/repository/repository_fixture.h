@@ -29,13 +29,13 @@ class RepositoryTest : public ServerTest {
  protected:
   // Options for a repository of namespace `name`: TTL 1 s, lock-delay 300 ms, retry 50 ms.
   ConsulRepositoryOptions Options(const std::string& name = "ns");
-  std::unique_ptr<Repository> NewRepository(const std::string& name = "ns");
-  std::unique_ptr<Repository> NewRepository(const ConsulRepositoryOptions& options);
+  std::unique_ptr<ConsulRepository> NewRepository(const std::string& name = "ns");
+  std::unique_ptr<ConsulRepository> NewRepository(const ConsulRepositoryOptions& options);
 
   // The session holding Consul key `consul_key`, "" if none; fails the test if absent.
   std::string HolderOf(const std::string& consul_key);
   // The live instance session of `repository` ("" when none).
-  static std::string SessionOf(Repository& repository);
+  static std::string SessionOf(ConsulRepository& repository);
   // Ids of every session the server knows.
   std::vector<std::string> SessionIds();
 };

@@ -27,27 +27,27 @@ using RepositoryKvTest = RepositoryTest;
 class RepositoryKvFaultsTest : public DevServerOnly<RepositoryTest> {};
 
 TEST_F(RepositoryKvTest, GetOfAnAbsentKeyIsEmptyNotAnError) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   absl::StatusOr<std::optional<std::string>> value = repository->Get("/missing");
   ASSERT_TRUE(value.ok()) << value.status();
   EXPECT_EQ(*value, std::nullopt);
 }
 
 TEST_F(RepositoryKvTest, PersistedValueIsReadBack) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/metadata/db/tables/t1", "v1").ok());
   EXPECT_THAT(*repository->Get("/metadata/db/tables/t1"), Optional(std::string("v1")));
 }
 
 TEST_F(RepositoryKvTest, PersistOverwritesAnExistingValue) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a", "v1").ok());
   ASSERT_TRUE(repository->Persist("/a", "v2").ok());
   EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v2")));
 }
 
 TEST_F(RepositoryKvTest, EmptyAndBinaryValuesRoundTrip) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   const std::string binary("\0\x01\xff value", 9);
   ASSERT_TRUE(repository->Persist("/empty", "").ok());
   ASSERT_TRUE(repository->Persist("/binary", binary).ok());
@@ -56,7 +56,7 @@ TEST_F(RepositoryKvTest, EmptyAndBinaryValuesRoundTrip) {
 }
 
 TEST_F(RepositoryKvTest, KeysAreStoredUnderTheNamespace) {
-  std::unique_ptr<Repository> repository = NewRepository("governance_ds");
+  std::unique_ptr<ConsulRepository> repository = NewRepository("governance_ds");
   ASSERT_TRUE(repository->Persist("/a/b", "v").ok());
   absl::StatusOr<consul::KvGetRawResult> raw_value = raw().KvGetRaw("governance_ds/a/b");
   ASSERT_TRUE(raw_value.ok()) << raw_value.status();
@@ -64,13 +64,13 @@ TEST_F(RepositoryKvTest, KeysAreStoredUnderTheNamespace) {
 }
 
 TEST_F(RepositoryKvTest, PersistedKeyIsNotBoundToAnySession) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a", "v").ok());
   EXPECT_EQ(HolderOf("ns/a"), "");
 }
 
 TEST_F(RepositoryKvTest, PlainReadsAndWritesCreateNoSession) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a/b", "v").ok());
   ASSERT_TRUE(repository->Update("/a/b", "w").ok());
   ASSERT_TRUE(repository->Get("/a/b").ok());
@@ -80,7 +80,7 @@ TEST_F(RepositoryKvTest, PlainReadsAndWritesCreateNoSession) {
 }
 
 TEST_F(RepositoryKvTest, GetChildrenKeysReturnsDirectChildNamesSortedWithoutDuplicates) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   for (const char* key : {"/a/c/d", "/a/b", "/a/c/e", "/a/c", "/a/0", "/ab/x", "/a"}) {
     ASSERT_TRUE(repository->Persist(key, "v").ok()) << key;
   }
@@ -88,21 +88,21 @@ TEST_F(RepositoryKvTest, GetChildrenKeysReturnsDirectChildNamesSortedWithoutDupl
 }
 
 TEST_F(RepositoryKvTest, GetChildrenKeysOfALeafOrAbsentKeyIsEmpty) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a/b", "v").ok());
   EXPECT_THAT(*repository->GetChildrenKeys("/a/b"), IsEmpty());
   EXPECT_THAT(*repository->GetChildrenKeys("/nothing"), IsEmpty());
 }
 
 TEST_F(RepositoryKvTest, GetChildrenKeysOfTheRootListsTopLevelNames) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/metadata/db", "v").ok());
   ASSERT_TRUE(repository->Persist("/nodes", "v").ok());
   EXPECT_THAT(*repository->GetChildrenKeys("/"), ElementsAre("metadata", "nodes"));
 }
 
 TEST_F(RepositoryKvTest, IsExistedIsTrueOnlyForKeysHoldingAValue) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a/b", "v").ok());
   EXPECT_TRUE(*repository->IsExisted("/a/b"));
   EXPECT_FALSE(*repository->IsExisted("/a"));
@@ -110,14 +110,14 @@ TEST_F(RepositoryKvTest, IsExistedIsTrueOnlyForKeysHoldingAValue) {
 }
 
 TEST_F(RepositoryKvTest, UpdateOverwritesAnExistingKey) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/a", "v1").ok());
   ASSERT_TRUE(repository->Update("/a", "v2").ok());
   EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v2")));
 }
 
 TEST_F(RepositoryKvTest, UpdateOfAnAbsentKeyIsNotFoundAndCreatesNothing) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   absl::Status status = repository->Update("/missing", "v");
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(status.message(), HasSubstr("'/missing'"));
@@ -125,7 +125,7 @@ TEST_F(RepositoryKvTest, UpdateOfAnAbsentKeyIsNotFoundAndCreatesNothing) {
 }
 
 TEST_F(RepositoryKvTest, ConcurrentUpdatesAllSucceedAndOneValueWins) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/counter", "start").ok());
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
@@ -140,7 +140,7 @@ TEST_F(RepositoryKvTest, ConcurrentUpdatesAllSucceedAndOneValueWins) {
 }
 
 TEST_F(RepositoryKvTest, DeleteRemovesTheKeyAndItsWholeSubtree) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   for (const char* key : {"/a", "/a/b", "/a/b/c", "/a/d"}) {
     ASSERT_TRUE(repository->Persist(key, "v").ok()) << key;
   }
@@ -151,7 +151,7 @@ TEST_F(RepositoryKvTest, DeleteRemovesTheKeyAndItsWholeSubtree) {
 }
 
 TEST_F(RepositoryKvTest, DeleteLeavesSiblingsSharingANamePrefix) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   for (const char* key : {"/a", "/a/x", "/ab", "/ab/x", "/a-b", "/a.b"}) {
     ASSERT_TRUE(repository->Persist(key, "v").ok()) << key;
   }
@@ -162,13 +162,13 @@ TEST_F(RepositoryKvTest, DeleteLeavesSiblingsSharingANamePrefix) {
 }
 
 TEST_F(RepositoryKvTest, DeleteOfAnAbsentKeyIsNotAnError) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   EXPECT_TRUE(repository->Delete("/missing").ok());
 }
 
 TEST_F(RepositoryKvTest, DeleteOfTheRootEmptiesOnlyThisNamespace) {
-  std::unique_ptr<Repository> ns = NewRepository("ns");
-  std::unique_ptr<Repository> ns2 = NewRepository("ns2");
+  std::unique_ptr<ConsulRepository> ns = NewRepository("ns");
+  std::unique_ptr<ConsulRepository> ns2 = NewRepository("ns2");
   ASSERT_TRUE(ns->Persist("/a", "v").ok());
   ASSERT_TRUE(ns2->Persist("/a", "v").ok());
   ASSERT_TRUE(raw().KvPut("ns", "outside").ok());
@@ -181,7 +181,7 @@ TEST_F(RepositoryKvTest, DeleteOfTheRootEmptiesOnlyThisNamespace) {
 // Each write below is applied by the server, which then closes the connection instead of
 // answering: the repository must learn the outcome, not report a conflict or an error.
 TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostStillSucceed) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   server().DropNextReplies(1, "/v1/txn", "PUT");
   ASSERT_EQ(repository->Persist("/a", "v1"), absl::OkStatus());  // create
   server().DropNextReplies(1, "/v1/txn", "PUT");
@@ -203,7 +203,7 @@ TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostStillSucceed) {
 // Values too large for a transaction body (over about 380 KiB) take a read and a conditional
 // write; up to Consul's 512 KiB they are written as any other.
 TEST_F(RepositoryKvTest, ValuesUpToTheLimitArePersistedUpdatedAndUnboundToo) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   const std::string big(512 * 1024, 'b');
   const std::string bigger(512 * 1024, 'c');
   ASSERT_EQ(repository->Persist("/big", big), absl::OkStatus());
@@ -218,7 +218,7 @@ TEST_F(RepositoryKvTest, ValuesUpToTheLimitArePersistedUpdatedAndUnboundToo) {
 }
 
 TEST_F(RepositoryKvTest, PersistingTheCurrentValueAgainLeavesTheKeyUntouched) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/same", "v").ok());
   absl::StatusOr<consul::KvGetResult> before = raw().KvGet("ns/same");
   ASSERT_TRUE(before.ok() && before->entry.has_value()) << before.status();
@@ -232,7 +232,7 @@ TEST_F(RepositoryKvTest, PersistingTheCurrentValueAgainLeavesTheKeyUntouched) {
 }
 
 TEST_F(RepositoryKvFaultsTest, PersistUpdateAndDeleteAreOneRequestEachOnAKeptAliveConnection) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Persist("/warm", "up").ok());  // the connection exists from here on
   server().ResetRequestCounts();
   const uint64_t connections = server().accepted_connection_count();
@@ -250,8 +250,8 @@ TEST_F(RepositoryKvFaultsTest, PersistUpdateAndDeleteAreOneRequestEachOnAKeptAli
 }
 
 TEST_F(RepositoryKvTest, NamespacesNeverSeeEachOthersKeys) {
-  std::unique_ptr<Repository> ns = NewRepository("ns");
-  std::unique_ptr<Repository> ns2 = NewRepository("ns2");
+  std::unique_ptr<ConsulRepository> ns = NewRepository("ns");
+  std::unique_ptr<ConsulRepository> ns2 = NewRepository("ns2");
   ASSERT_TRUE(ns->Persist("/only/in/ns", "v").ok());
   ASSERT_TRUE(ns2->Persist("/only/in/ns2", "v").ok());
   EXPECT_EQ(*ns->Get("/only/in/ns2"), std::nullopt);
@@ -262,7 +262,7 @@ TEST_F(RepositoryKvTest, NamespacesNeverSeeEachOthersKeys) {
 }
 
 TEST_F(RepositoryKvTest, InvalidKeysAreRejectedNamingTheKey) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   for (const char* key : {"", "a", "/a/", "//a", "/a/../b", "/a ", "/"}) {
     absl::Status status = repository->Persist(key, "v");
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << key;
@@ -276,7 +276,7 @@ TEST_F(RepositoryKvTest, InvalidKeysAreRejectedNamingTheKey) {
 // Consul's JSON would turn the byte into U+FFFD: a listing or a watch event would carry a key
 // that Get cannot find.
 TEST_F(RepositoryKvTest, KeysThatAreNotValidUtf8AreRejectedAndNothingIsWritten) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   absl::Status status = repository->Persist("/bytes/t\xE9", "v");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(status.message(), HasSubstr("not valid UTF-8"));
@@ -287,7 +287,7 @@ TEST_F(RepositoryKvTest, KeysThatAreNotValidUtf8AreRejectedAndNothingIsWritten) 
 }
 
 TEST_F(RepositoryKvTest, ManyThreadsUsingEveryMethodAtOnceAllSucceed) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   constexpr int kThreads = 8;
   constexpr int kRounds = 20;
   std::atomic<int> failures{0};

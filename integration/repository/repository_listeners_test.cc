@@ -15,7 +15,7 @@ using RepositoryListenersTest = RepositoryTest;
 
 TEST_F(RepositoryListenersTest, ListenersSeeConnectedWhenTheFirstSessionIsCreated) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
   EXPECT_TRUE(recorder.AwaitSequence({ConnectionState::kConnected}))
@@ -25,7 +25,7 @@ TEST_F(RepositoryListenersTest, ListenersSeeConnectedWhenTheFirstSessionIsCreate
 TEST_F(RepositoryListenersTest, AThrowingListenerNeitherEndsTheProcessNorSilencesTheOthers) {
   StateRecorder before;
   StateRecorder after;
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(before.Listener());
   repository->AddConnectionListener(
       [](ConnectionState) { throw std::runtime_error("listener failure"); });

@@ -33,7 +33,7 @@ TEST_F(RepositorySessionFaultsTest, FailingRenewalsSuspendAndASurvivingSessionRe
   StateRecorder recorder;  // outlives the repository that calls it
   ConsulRepositoryOptions options = Options();
   options.session_ttl = absl::Seconds(4);  // room to stop the failures before it is lost
-  std::unique_ptr<Repository> repository = NewRepository(options);
+  std::unique_ptr<ConsulRepository> repository = NewRepository(options);
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string session = SessionOf(*repository);
@@ -58,7 +58,7 @@ TEST_F(RepositorySessionFaultsTest, NoLeaderAnswersForATtlCostTheSessionByTheLos
   StateRecorder recorder;  // outlives the repository that calls it
   ConsulRepositoryOptions options = Options();
   options.session_ttl = absl::Seconds(2);
-  std::unique_ptr<Repository> repository = NewRepository(options);
+  std::unique_ptr<ConsulRepository> repository = NewRepository(options);
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string session = SessionOf(*repository);
@@ -88,7 +88,7 @@ TEST_F(RepositorySessionFaultsTest, ARenewalHeldLongerThanAQuarterTtlStillKeepsT
   ConsulRepositoryOptions options = Options();
   options.client.servers = (*slow)->address();
   options.session_ttl = absl::Seconds(3);
-  std::unique_ptr<Repository> repository = NewRepository(options);
+  std::unique_ptr<ConsulRepository> repository = NewRepository(options);
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string session = SessionOf(*repository);
@@ -106,7 +106,7 @@ TEST_F(RepositorySessionFaultsTest, ARenewalHeldLongerThanAQuarterTtlStillKeepsT
 
 TEST_F(RepositorySessionFaultsTest, SessionUnrenewedForATtlIsReplacedOnceTheServerAnswersAgain) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string old_session = SessionOf(*repository);
@@ -132,7 +132,7 @@ TEST_F(RepositorySessionFaultsTest, ASessionGivenUpIsDestroyedOnceTheServerAnswe
   // A destroy call retries inside its timeout (the smaller of TTL and this): the failures must
   // outlast it to show what happens after.
   options.client.request_timeout = absl::Seconds(1);
-  std::unique_ptr<Repository> repository = NewRepository(options);
+  std::unique_ptr<ConsulRepository> repository = NewRepository(options);
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/online/a", "a").ok());
   const std::string lost = SessionOf(*repository);
@@ -164,8 +164,8 @@ TEST_F(RepositorySessionFaultsTest, ASessionGivenUpIsDestroyedOnceTheServerAnswe
 TEST_F(RepositorySessionTest, SessionObserversLearnTheLostAndTheNewSession) {
   absl::Mutex mu;  // outlive the repository whose observer uses them
   std::vector<std::string> seen;
-  std::unique_ptr<Repository> repository = NewRepository();
-  InstanceSession* session = GetInstanceSession(*repository);
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
+  InstanceSession* session = &repository->parts().session;
   session->AddSessionObserver([&](const InstanceSession::Event& event) {
     absl::MutexLock lock(&mu);
     seen.push_back(absl::StrCat(
@@ -187,7 +187,7 @@ TEST_F(RepositorySessionTest, SessionObserversLearnTheLostAndTheNewSession) {
 TEST_F(RepositorySessionTest, RemovedListenerIsNotCalledAgain) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::atomic<int> calls{0};
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   const int id = repository->AddConnectionListener([&](ConnectionState) { ++calls; });
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
@@ -200,7 +200,7 @@ TEST_F(RepositorySessionTest, RemovedListenerIsNotCalledAgain) {
 }
 
 TEST_F(RepositorySessionTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPrecondition) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
   EXPECT_TRUE(repository->Close().ok());
   EXPECT_TRUE(repository->Close().ok());
@@ -209,14 +209,13 @@ TEST_F(RepositorySessionTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPreco
   EXPECT_EQ(repository->PersistEphemeral("/a", "v").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(repository->PersistExclusiveEphemeral("/b", "v").status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(
-      GetInstanceSession(*repository)->AcquireSessionId(absl::InfiniteFuture()).status().code(),
-      absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(repository->parts().session.AcquireSessionId(absl::InfiniteFuture()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(RepositorySessionFaultsTest, CloseDoesNotWaitOutAStuckRenewal) {
   StateRecorder recorder;  // outlives the repository that calls it
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener(recorder.Listener());
   ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
   server().SetLatency(absl::Seconds(3));
@@ -230,7 +229,7 @@ TEST_F(RepositorySessionFaultsTest, CloseDoesNotWaitOutAStuckRenewal) {
 
 TEST_F(RepositorySessionTest, CloseCalledFromAListenerDoesNotDeadlock) {
   absl::Notification closed;
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   repository->AddConnectionListener([&](ConnectionState state) {
     if (state == ConnectionState::kConnected) {
       EXPECT_TRUE(repository->Close().ok());

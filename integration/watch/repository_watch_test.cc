@@ -22,7 +22,7 @@ using Type = DataChangedEvent::Type;
 
 class RepositoryWatchTest : public WatchTest {
  protected:
-  std::unique_ptr<Repository> NewRepository(const std::string& name = "ns") {
+  std::unique_ptr<ConsulRepository> NewRepository(const std::string& name = "ns") {
     ConsulRepositoryOptions options;
     options.client = ClientOptionsForCodeUnderTest();
     options.namespace_name = name;
@@ -30,7 +30,7 @@ class RepositoryWatchTest : public WatchTest {
     options.session_lock_delay = absl::Milliseconds(500);
     options.lock_retry = absl::Milliseconds(50);
     options.block_query_wait = absl::Seconds(30);
-    absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+    absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
     EXPECT_TRUE(repository.ok()) << repository.status();
     return repository.ok() ? *std::move(repository) : nullptr;
   }
@@ -39,7 +39,7 @@ class RepositoryWatchTest : public WatchTest {
 TEST_F(RepositoryWatchTest, EventsCarryRepositoryKeysOfTheWatchedSubtreeOnly) {
   Mirror mirror;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Watch("/a", mirror.Listener()).ok());
   ASSERT_TRUE(repository->Persist("/ab", "sibling").ok());
   // Each change is awaited before the next: rapid changes to one key may be coalesced.
@@ -58,8 +58,8 @@ TEST_F(RepositoryWatchTest, EventsCarryRepositoryKeysOfTheWatchedSubtreeOnly) {
 TEST_F(RepositoryWatchTest, RootWatchSeesTheWholeNamespaceAndNoOther) {
   Mirror mirror;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> repository = NewRepository("ns");
-  std::unique_ptr<Repository> other = NewRepository("ns2");
+  std::unique_ptr<ConsulRepository> repository = NewRepository("ns");
+  std::unique_ptr<ConsulRepository> other = NewRepository("ns2");
   ASSERT_TRUE(repository->Watch("/", mirror.Listener()).ok());
   ASSERT_TRUE(other->Persist("/x", "other namespace").ok());
   ASSERT_TRUE(repository->Persist("/x", "1").ok());
@@ -71,14 +71,14 @@ TEST_F(RepositoryWatchTest, RootWatchSeesTheWholeNamespaceAndNoOther) {
 TEST_F(RepositoryWatchTest, ExpiredInstanceSessionShowsItsEphemeralKeyDeletedThenBack) {
   Mirror mirror;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> owner = NewRepository();
-  std::unique_ptr<Repository> observer = NewRepository();
+  std::unique_ptr<ConsulRepository> owner = NewRepository();
+  std::unique_ptr<ConsulRepository> observer = NewRepository();
   ASSERT_TRUE(owner->PersistEphemeral("/online/node-1", "up").ok());
   DataListenerOptions replay;
   replay.replay_existing = true;
   ASSERT_TRUE(observer->Watch("/online", mirror.Listener(), replay).ok());
   ASSERT_TRUE(mirror.AwaitView({{"/online/node-1", "up"}}));
-  const std::string session = GetInstanceSession(*owner)->CurrentSessionId();
+  const std::string session = owner->parts().session.CurrentSessionId();
   ASSERT_FALSE(session.empty());
   ASSERT_TRUE(ExpireSession(session).ok());
   // The key goes with the session; the owner re-persists it after the lock-delay (500 ms).
@@ -91,8 +91,8 @@ TEST_F(RepositoryWatchTest, ExpiredInstanceSessionShowsItsEphemeralKeyDeletedThe
 TEST_F(RepositoryWatchTest, ClosingTheOwnerReportsItsEphemeralKeysDeleted) {
   Mirror mirror;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> owner = NewRepository();
-  std::unique_ptr<Repository> observer = NewRepository();
+  std::unique_ptr<ConsulRepository> owner = NewRepository();
+  std::unique_ptr<ConsulRepository> observer = NewRepository();
   ASSERT_TRUE(owner->PersistEphemeral("/online/node-1", "up").ok());
   ASSERT_TRUE(observer->Watch("/online", mirror.Listener()).ok());
   ASSERT_TRUE(owner->Close().ok());
@@ -105,7 +105,7 @@ TEST_F(RepositoryWatchTest, RemoveDataListenerStopsEveryListenerOfThatKeyOnly) {
   std::atomic<bool> removed{false};
   Mirror below;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   auto counting = [&](const DataChangedEvent&) {
     if (removed.load()) ++removed_calls;
   };
@@ -125,7 +125,7 @@ TEST_F(RepositoryWatchTest, RemoveWatchStopsThatRegistrationOnlyAndForgetsItsKey
   Mirror kept;
   Mirror later;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   absl::StatusOr<Repository::WatchId> first = repository->Watch("/a", [&](const DataChangedEvent&) {
     if (removed.load()) ++removed_calls;
   });
@@ -152,7 +152,7 @@ TEST_F(RepositoryWatchTest, RemoveWatchStopsThatRegistrationOnlyAndForgetsItsKey
 TEST_F(RepositoryWatchTest, CloseStopsWatchesPromptlyAndLaterWatchesFail) {
   Mirror mirror;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository->Watch("/a", mirror.Listener()).ok());
   const absl::Time start = absl::Now();
   ASSERT_TRUE(repository->Close().ok());
@@ -162,7 +162,7 @@ TEST_F(RepositoryWatchTest, CloseStopsWatchesPromptlyAndLaterWatchesFail) {
 }
 
 TEST_F(RepositoryWatchTest, MalformedKeyIsRejectedNamingIt) {
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   absl::Status status =
       repository->Watch("a/no-leading-slash", [](const DataChangedEvent&) {}).status();
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
@@ -174,7 +174,7 @@ TEST_F(RepositoryWatchTest, ListenerMayRemoveItselfFromInsideItsCall) {
   absl::Notification done;
   Mirror other;
   // Declared after what their listeners use: closed and destroyed first.
-  std::unique_ptr<Repository> repository = NewRepository();
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
   ASSERT_TRUE(repository
                   ->Watch("/a",
                           [&](const DataChangedEvent&) {

@@ -34,7 +34,7 @@ TEST(WatchAclTest, EveryBlockingRePollCarriesTheTokenSoEveryChangeArrives) {
   options.client.token = kToken;
   options.namespace_name = "acl";
   options.block_query_wait = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
 
   absl::Mutex mu;

@@ -149,39 +149,5 @@ TEST_F(WatchKeyFaultsTest, RidesThroughFailedReadsWithoutReportingThem) {
   EXPECT_THAT(log.states(), ElementsAre("1@", "2@"));
 }
 
-TEST_F(WatchKeyTest, PostedTasksRunInOrderAndThoseLeftAtCloseRunOnTheClosingThread) {
-  std::unique_ptr<WatchEngine> engine = NewEngine();
-  absl::Mutex mu;
-  std::vector<int> order;
-  std::vector<std::thread::id> threads;
-  absl::Notification first_running;
-  // The first task holds the queue until Close() has begun (Post() then fails), so that the
-  // others are still pending when it does.
-  ASSERT_TRUE(engine->Post([&] {
-    first_running.Notify();
-    EXPECT_TRUE(Eventually([&] { return !engine->Post([] {}); }));
-  }));
-  first_running.WaitForNotification();
-  for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE(engine->Post([&, i] {
-      absl::MutexLock lock(&mu);
-      order.push_back(i);
-      threads.push_back(std::this_thread::get_id());
-    }));
-  }
-  std::thread::id closing;
-  std::thread closer([&] {
-    closing = std::this_thread::get_id();
-    engine->Close();
-  });
-  closer.join();
-  std::vector<int> expected(50);
-  for (int i = 0; i < 50; ++i) expected[i] = i;
-  absl::MutexLock lock(&mu);
-  EXPECT_EQ(order, expected);
-  for (std::thread::id thread : threads) EXPECT_EQ(thread, closing);
-  EXPECT_FALSE(engine->Post([] {}));
-}
-
 }  // namespace
 }  // namespace registry::watch::testing

@@ -196,6 +196,9 @@ TEST_F(WatchLifecycleTest, ManyWatchesShareOneIoThread) {
   // Declared after what its listeners use: destroyed (and joined) first.
   std::unique_ptr<WatchEngine> engine = NewEngine(options);
   ASSERT_TRUE(engine->Watch("ns/w/0", first.Listener()).ok());
+  // The listener worker starts with the first event: count once one was delivered.
+  Put("ns/w/0/k", "v");
+  ASSERT_TRUE(first.AwaitView({{"/w/0/k", "v"}}));
   const int threads_with_one = ProcessThreadCount();
   // Every watch parks one connection. Real Consul serves at most 200 connections per client
   // address (limits.http_max_conns_per_client) and resets the rest, so there the test stays

@@ -1,8 +1,10 @@
 // tests/lock/fake_instance_session.h
 //
-// An InstanceSession for unit tests: a Client over the given (mock) transport, a session id the
-// test sets, observers the test fires synchronously, and a canceller the test cancels to play a
-// repository that closes. Counts AcquireSessionId() calls and records ReportSessionInvalid().
+// An InstanceSession for unit tests, with the other InstanceParts a lock manager is built from: a
+// Client over the given (mock) transport, a session id the test sets, observers the test fires
+// synchronously, a canceller the test cancels to play a repository that closes, and a real
+// executor and watch engine (which start no thread before they have work). Counts
+// AcquireSessionId() calls and records ReportSessionInvalid().
 #ifndef TESTS_LOCK_FAKE_INSTANCE_SESSION_H_
 #define TESTS_LOCK_FAKE_INSTANCE_SESSION_H_
 
@@ -18,6 +20,7 @@
 #include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
 
 namespace registry::lock::testing {
@@ -38,6 +41,18 @@ class FakeInstanceSession : public InstanceSession {
                       ConsulRepositoryOptions options = FakeRepositoryOptions())
       : options_(std::move(options)), space_(options_.namespace_name) {
     client_ = *consul::Client::Create(options_.client, std::move(transport));
+    // It contacts no server unless a key watch starts (the tests that use this session turn key
+    // monitoring off).
+    engine_ = *watch::WatchEngine::Create(client_.get(), {}, &tasks_);
+  }
+  ~FakeInstanceSession() override {
+    engine_->Close();
+    tasks_.Stop();
+  }
+
+  // What LockManager::Create takes.
+  InstanceParts parts() {
+    return InstanceParts{*this, *client_, canceller_, *engine_, tasks_, space_, options_};
   }
 
   absl::StatusOr<std::string> AcquireSessionId(absl::Time /*deadline*/) override {
@@ -68,22 +83,6 @@ class FakeInstanceSession : public InstanceSession {
     absl::MutexLock lock(&mu_);
     observers_.erase(id);
   }
-  consul::Client& client() override { return *client_; }
-  consul::Canceller* canceller() override { return &canceller_; }
-  // A real engine over the mock transport's client: it contacts no server unless a key watch
-  // starts (the tests that use this session turn key monitoring off).
-  absl::StatusOr<watch::WatchEngine*> watch_engine() override {
-    absl::MutexLock lock(&mu_);
-    if (engine_ == nullptr) {
-      absl::StatusOr<std::unique_ptr<watch::WatchEngine>> engine =
-          watch::WatchEngine::Create(client_.get(), {});
-      if (!engine.ok()) return engine.status();
-      engine_ = *std::move(engine);
-    }
-    return engine_.get();
-  }
-  const KeySpace& key_space() const override { return space_; }
-  const ConsulRepositoryOptions& options() const override { return options_; }
 
   // --- Test controls ---
   void SetSession(std::string id) {
@@ -118,12 +117,13 @@ class FakeInstanceSession : public InstanceSession {
   const KeySpace space_;
   std::unique_ptr<consul::Client> client_;
   consul::Canceller canceller_;
+  watch::Dispatcher tasks_{watch::DispatcherOptions{}};
+  std::unique_ptr<watch::WatchEngine> engine_;  // closed before tasks_ and client_ go
   absl::Mutex mu_;
   std::string session_ ABSL_GUARDED_BY(mu_);
   int acquire_calls_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> reported_invalid_ ABSL_GUARDED_BY(mu_);
   std::map<int, Observer> observers_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<watch::WatchEngine> engine_ ABSL_GUARDED_BY(mu_);  // before client_ goes
   int next_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 

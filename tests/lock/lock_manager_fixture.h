@@ -123,7 +123,7 @@ class LockManagerTest : public ::testing::Test {
 
   std::unique_ptr<LockManager> NewManager(LockManagerOptions options = Options()) {
     absl::StatusOr<std::unique_ptr<LockManager>> manager =
-        LockManager::Create(*session_, std::move(options));
+        LockManager::Create(session_->parts(), std::move(options));
     EXPECT_TRUE(manager.ok()) << manager.status();
     return manager.ok() ? *std::move(manager) : nullptr;
   }

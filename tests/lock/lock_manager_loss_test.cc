@@ -154,11 +154,12 @@ TEST_F(LockManagerTest, ClosingTheRepositoryWakesALocalWaiterWithAnError) {
 
 TEST_F(LockManagerTest, OneManagerPerInstanceSession) {
   auto manager = NewManager();
-  absl::StatusOr<std::unique_ptr<LockManager>> second = LockManager::Create(*session_, Options());
+  absl::StatusOr<std::unique_ptr<LockManager>> second =
+      LockManager::Create(session_->parts(), Options());
   EXPECT_TRUE(absl::IsFailedPrecondition(second.status())) << second.status();
   manager.reset();
   EXPECT_EQ(session_->observer_count(), 0u);
-  EXPECT_TRUE(LockManager::Create(*session_, Options()).ok());
+  EXPECT_TRUE(LockManager::Create(session_->parts(), Options()).ok());
 }
 
 TEST_F(LockManagerTest, GetLockSharesOneObjectPerCanonicalName) {

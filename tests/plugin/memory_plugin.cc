@@ -333,37 +333,34 @@ class MemoryRepository final : public Repository {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-absl::StatusOr<std::unique_ptr<Repository>> FromProps(const PropList& props) {
+absl::StatusOr<std::unique_ptr<LockService>> NewLocks(MemoryRepository& memory) {
+  auto locks = std::make_unique<MemoryLockService>(memory, [&memory] { memory.SetLocks(nullptr); });
+  memory.SetLocks(locks.get());
+  return locks;
+}
+
+absl::StatusOr<MadeRepository> FromProps(const PropList& props) {
   for (const auto& [key, value] : props) {
     if (key == "fail") return absl::InvalidArgumentError(absl::StrCat("fail: '", value, "'"));
     if (key == "throw") throw std::runtime_error(value);
   }
-  return std::make_unique<MemoryRepository>();
+  auto repository = std::make_unique<MemoryRepository>();
+  MemoryRepository* made = repository.get();
+  return MadeRepository{std::move(repository), [made] { return NewLocks(*made); }};
 }
 
-absl::StatusOr<std::unique_ptr<Repository>> FromYaml(absl::string_view yaml,
-                                                     const PropList& overrides) {
+absl::StatusOr<MadeRepository> FromYaml(absl::string_view yaml, const PropList& overrides) {
   if (!absl::StrContains(yaml, "type: Memory")) {
     return absl::InvalidArgumentError("type: missing 'type: Memory' (line 1)");
   }
   return FromProps(overrides);
 }
 
-absl::StatusOr<std::unique_ptr<Repository>> FromYamlFile(const std::string& path,
-                                                         const PropList& overrides) {
+absl::StatusOr<MadeRepository> FromYamlFile(const std::string& path, const PropList& overrides) {
   return absl::UnimplementedError(absl::StrCat(path, ": files are not supported"));
 }
 
-absl::StatusOr<std::unique_ptr<LockService>> NewLocks(Repository& repository) {
-  auto& memory = static_cast<MemoryRepository&>(repository);
-  auto locks =
-      std::make_unique<MemoryLockService>(repository, [&memory] { memory.SetLocks(nullptr); });
-  memory.SetLocks(locks.get());
-  return locks;
-}
-
-constexpr PluginDescriptor kMemoryPlugin = {"Memory",      "test",     &FromYaml,
-                                            &FromYamlFile, &FromProps, &NewLocks};
+constexpr PluginDescriptor kMemoryPlugin = {"Memory", "test", &FromYaml, &FromYamlFile, &FromProps};
 
 }  // namespace
 }  // namespace registry::plugin

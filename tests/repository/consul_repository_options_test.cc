@@ -1,9 +1,12 @@
 // tests/repository/consul_repository_options_test.cc
+#include <filesystem>
+#include <memory>
+
+#include "absl/synchronization/notification.h"
 #include "conf/registry_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "repository/consul_repository.h"
-#include "repository/instance_session.h"
 
 namespace registry {
 namespace {
@@ -112,20 +115,40 @@ TEST(ConsulRepositoryOptionsTest, RejectsBadClientOptions) {
   EXPECT_EQ(ValidateConsulRepositoryOptions(options).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(ConsulRepositoryOptionsTest, FactoryContactsNoServerAndExposesTheInstanceSession) {
+// The threads of this process (each test runs in a process of its own under ctest).
+size_t ProcessThreads() {
+  size_t threads = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ++threads;
+  }
+  return threads;
+}
+
+TEST(ConsulRepositoryOptionsTest, FactoryContactsNoServerStartsNoThreadAndExposesItsParts) {
   ConsulRepositoryOptions options = ValidOptions();
   options.client.servers = "127.0.0.1:1";  // nothing listens there; nothing is sent yet
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  const size_t threads_before = ProcessThreads();
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
-  InstanceSession* session = GetInstanceSession(**repository);
-  ASSERT_NE(session, nullptr);
-  EXPECT_EQ(session->CurrentSessionId(), "");
+  EXPECT_EQ(ProcessThreads(), threads_before);
+  InstanceParts parts = (*repository)->parts();
+  EXPECT_EQ(parts.session.CurrentSessionId(), "");
+  EXPECT_EQ(parts.key_space.namespace_name(), options.namespace_name);
+  EXPECT_EQ(parts.watches.background_threads(), 0u);
+  EXPECT_EQ(parts.tasks.worker_count(), 0u);
+  // The executor starts its worker with its first task, and runs it.
+  absl::Notification ran;
+  ASSERT_TRUE(parts.tasks.Post([&] { ran.Notify(); }));
+  EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(ProcessThreads(), threads_before + 1);
+  EXPECT_EQ(parts.watches.background_threads(), 0u);  // still no IO thread: nothing watches
 }
 
 TEST(ConsulRepositoryOptionsTest, InvalidKeysFailWithoutContactingAServer) {
   ConsulRepositoryOptions options = ValidOptions();
   options.client.servers = "127.0.0.1:1";
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
   absl::Status status = (*repository)->Persist("a/b", "v");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
@@ -136,7 +159,7 @@ TEST(ConsulRepositoryOptionsTest, InvalidKeysFailWithoutContactingAServer) {
 TEST(ConsulRepositoryOptionsTest, CallsAfterCloseFailWithFailedPrecondition) {
   ConsulRepositoryOptions options = ValidOptions();
   options.client.servers = "127.0.0.1:1";
-  absl::StatusOr<std::unique_ptr<Repository>> repository = NewConsulRepository(options);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
   EXPECT_TRUE((*repository)->Close().ok());  // no session yet: nothing to destroy
   EXPECT_TRUE((*repository)->Close().ok());
