@@ -54,6 +54,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "lock/distributed_lock.h"
+#include "lock/lock_provider.h"
 #include "repository/consul_repository.h"
 
 namespace registry::lock {
@@ -75,8 +76,8 @@ struct LockManagerOptions {
 // Checks `options`. Errors: InvalidArgument naming the field.
 absl::Status ValidateLockManagerOptions(const LockManagerOptions& options);
 
-// Hands out the locks of one repository instance.
-class LockManager {
+// Hands out the locks of one repository instance: the Consul LockProvider.
+class LockManager final : public LockProvider {
  public:
   // A manager of the instance `parts` belong to, sharing its session. At most one manager may
   // exist per instance session at a time: two would share the session, so Consul could not tell
@@ -89,14 +90,14 @@ class LockManager {
   // when called from inside a lost or connection listener: those run one at a time, so the
   // listeners then run after it returns. Returns promptly (in-flight requests are cancelled)
   // unless a lost listener blocks.
-  ~LockManager();
+  ~LockManager() override;
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;
 
   // The lock named `name` (see lock_name.h); every call with the same canonical name returns the
   // same object, for the life of the manager. No request is made. Errors: InvalidArgument for a
   // bad name; FailedPrecondition once the repository is closed.
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name);
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetLock(absl::string_view name) override;
 
   // The fair lock named `name`: as GetLock, but across processes the lock goes to the
   // contenders in the order they asked for it (FIFO), and a release wakes only the next one
@@ -104,7 +105,7 @@ class LockManager {
   // of the same name are two different locks. Tier 1, re-entry, deadlines, loss and fenced
   // writes are as for the mutex; the fence key of a hold is the lock's owner key. Errors as
   // GetLock.
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetFairLock(absl::string_view name);
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetFairLock(absl::string_view name) override;
 
   // The semaphore named `name` with `limit` permits (1 to kMaxSemaphoreLimit): across every
   // process at most `limit` threads hold it at once (consul_semaphore.h). It is a
@@ -116,7 +117,8 @@ class LockManager {
   // if this manager already has the semaphore with another limit. A limit that disagrees with
   // the one stored in Consul fails Lock/TryLock with FailedPrecondition naming both (unless no
   // holder is alive: then the new limit replaces the old).
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetSemaphore(absl::string_view name, int limit);
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetSemaphore(absl::string_view name,
+                                                                int limit) override;
 
   // The read side and the write side of the read/write lock named `name`: across every process
   // many threads hold the read lock, or one thread holds the write lock (consul_rw_lock.h).
@@ -128,8 +130,8 @@ class LockManager {
   // wait for itself). Deadlines, loss, lost listeners and fenced writes are as for the mutex
   // (a fenced write checks the holder's own entry). Its keys are apart from every other kind's.
   // Errors as GetLock.
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetReadLock(absl::string_view name);
-  absl::StatusOr<std::shared_ptr<DistributedLock>> GetWriteLock(absl::string_view name);
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetReadLock(absl::string_view name) override;
+  absl::StatusOr<std::shared_ptr<DistributedLock>> GetWriteLock(absl::string_view name) override;
 
  private:
   explicit LockManager(std::shared_ptr<LockCore> core);

@@ -278,9 +278,9 @@ void Destroy(RegistryRepository* repository) noexcept {
     if (repository->impl != nullptr) (void)repository->impl->Close();
     return absl::OkStatus();
   });
-  // The lock service uses the repository's session: it goes first (joining its thread).
+  // The locks use the repository's session: they go first.
   Guarded(nullptr, [&]() -> absl::Status {
-    std::unique_ptr<LockService> locks;
+    std::unique_ptr<lock::LockProvider> locks;
     {
       absl::MutexLock lock(&repository->locks_mu);
       locks = std::move(repository->locks);
@@ -299,24 +299,6 @@ void Destroy(RegistryRepository* repository) noexcept {
   (offsetof(RegistryPluginApi, member) + sizeof(RegistryPluginApi::member) <= (size))
 
 }  // namespace
-
-absl::StatusOr<std::shared_ptr<lock::DistributedLock>> LockService::GetFairLock(
-    absl::string_view name) {
-  return absl::UnimplementedError(
-      absl::StrCat("this registry plugin has no fair locks (fair lock '", name, "')"));
-}
-
-absl::StatusOr<std::shared_ptr<lock::DistributedLock>> LockService::GetSemaphore(
-    absl::string_view name, int limit) {
-  return absl::UnimplementedError(absl::StrCat(
-      "this registry plugin has no semaphores (semaphore '", name, "', limit ", limit, ")"));
-}
-
-absl::StatusOr<std::shared_ptr<lock::DistributedLock>> LockService::GetReadWriteLock(
-    absl::string_view name, bool write) {
-  return absl::UnimplementedError(absl::StrCat("this registry plugin has no read/write locks (",
-                                               write ? "write" : "read", " lock '", name, "')"));
-}
 
 int ReportStatus(const absl::Status& status, RegistryError* error) noexcept {
   const int code = static_cast<int>(status.code());

@@ -1,7 +1,7 @@
 // plugin/abi_adapter.h
 //
 // The plugin side of the C ABI (plugin/registry_plugin.h): maps the C table onto
-// registry::Repository (and, for locks, LockService below, whose locks are
+// registry::Repository (and, for locks, a lock::LockProvider, whose locks are
 // registry::lock::DistributedLock, lock/distributed_lock.h). A plugin library
 // supplies a PluginDescriptor (its type name, how it builds a repository from YAML or props, and
 // optionally its locks) and implements its exported RegistryPluginInit with
@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lock/distributed_lock.h"
+#include "lock/lock_provider.h"
 #include "plugin/registry_plugin.h"
 #include "registry/repository.h"
 
@@ -35,42 +36,14 @@ namespace registry::plugin {
 // Props as written under `props:`, in the order given.
 using PropList = std::vector<std::pair<std::string, std::string>>;
 
-// The locks of one repository, each a registry::lock::DistributedLock (lock/distributed_lock.h:
-// two tiers, re-entrant per thread, one deadline for TryLock, loss reported to listeners, fenced
-// writes); calls on a lock after its service is gone fail with FailedPrecondition (Unlock still
-// ends a hold locally). Thread safety: the getters may be called concurrently.
-class LockService {
- public:
-  // Fails waiters and reports held locks lost; must not run inside a lost listener.
-  virtual ~LockService() = default;
-  // The lock called `name`; the same canonical name gives the same lock. No request is made.
-  // Errors: InvalidArgument naming a bad name; FailedPrecondition once the repository closed.
-  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetLock(
-      absl::string_view name) = 0;
-  // The fair lock called `name` (registry_plugin.h get_fair_lock). Errors as GetLock;
-  // Unimplemented by default: the service has no fair locks.
-  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetFairLock(
-      absl::string_view name);
-  // The semaphore called `name` with `limit` permits (registry_plugin.h get_semaphore), whose
-  // Lock/TryLock take a permit and Unlock gives it back. Errors as GetLock; InvalidArgument
-  // naming a limit out of range; FailedPrecondition if the service has it with another limit;
-  // Unimplemented by default: the service has no semaphores.
-  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetSemaphore(
-      absl::string_view name, int limit);
-  // The read side (`write` false) or the write side of the read/write lock called `name`
-  // (registry_plugin.h get_read_write_lock). Errors as GetLock; Unimplemented by default: the
-  // service has no read/write locks.
-  virtual absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetReadWriteLock(
-      absl::string_view name, bool write);
-};
-
 // A repository a plugin made, and how to make its locks: the maker knows the repository's own
 // type, so the locks get what they are built from without a cast.
 struct MadeRepository {
   std::unique_ptr<Repository> repository;
-  // Makes the lock service of `repository`, on its first get_lock; the service is destroyed
-  // before the repository. Null: the plugin has no locks (get_lock fails with Unimplemented).
-  std::function<absl::StatusOr<std::unique_ptr<LockService>>()> new_lock_service;
+  // Makes the locks of `repository` (lock/lock_provider.h: kinds a provider lacks fail with
+  // Unimplemented naming them), on its first get_lock; they are destroyed before the
+  // repository. Null: the plugin has no locks (get_lock fails with Unimplemented).
+  std::function<absl::StatusOr<std::unique_ptr<lock::LockProvider>>()> new_lock_service;
 };
 
 struct PluginDescriptor {

@@ -120,11 +120,11 @@ struct RegistryRepository {
   const registry::plugin::PluginDescriptor* const descriptor;
   std::unique_ptr<registry::Repository> impl;
   // Makes `locks` (MadeRepository::new_lock_service); null: the plugin has no locks.
-  const std::function<absl::StatusOr<std::unique_ptr<registry::plugin::LockService>>()>
+  const std::function<absl::StatusOr<std::unique_ptr<registry::lock::LockProvider>>()>
       new_lock_service;
   absl::Mutex locks_mu;
   // Created by the first get_lock; destroyed by destroy before `impl`.
-  std::unique_ptr<registry::plugin::LockService> locks ABSL_GUARDED_BY(locks_mu);
+  std::unique_ptr<registry::lock::LockProvider> locks ABSL_GUARDED_BY(locks_mu);
 };
 
 struct RegistryLock {

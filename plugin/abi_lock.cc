@@ -2,7 +2,7 @@
 //
 // The 1.2 to 1.5 entries of the C table: named locks (get_lock ... delete_if_held), fair locks
 // (get_fair_lock), semaphores (get_semaphore) and read/write locks (get_read_write_lock) over
-// the plugin's LockService and its locks (lock/distributed_lock.h).
+// the plugin's lock::LockProvider and its locks (lock/distributed_lock.h).
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +19,7 @@ absl::Status CheckLock(const RegistryLock* lock) {
 }
 
 // The repository's lock service, created on first use.
-absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char* name) {
+absl::StatusOr<lock::LockProvider*> LocksOf(RegistryRepository& repository, const char* name) {
   absl::MutexLock lock(&repository.locks_mu);
   if (repository.locks == nullptr) {
     if (repository.new_lock_service == nullptr) {
@@ -27,7 +27,7 @@ absl::StatusOr<LockService*> LocksOf(RegistryRepository& repository, const char*
                                                    repository.descriptor->repository_type,
                                                    "' has no locks (lock '", name, "')"));
     }
-    absl::StatusOr<std::unique_ptr<LockService>> created = repository.new_lock_service();
+    absl::StatusOr<std::unique_ptr<lock::LockProvider>> created = repository.new_lock_service();
     if (!created.ok()) return created.status();
     repository.locks = std::move(*created);
   }
@@ -44,7 +44,7 @@ int GetLockHandle(RegistryRepository* repository, const char* name, RegistryLock
     *out = nullptr;
     if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
     if (name == nullptr) return NullArgument("name");
-    absl::StatusOr<LockService*> locks = LocksOf(*repository, name);
+    absl::StatusOr<lock::LockProvider*> locks = LocksOf(*repository, name);
     if (!locks.ok()) return locks.status();
     absl::StatusOr<std::shared_ptr<lock::DistributedLock>> found = get(**locks);
     if (!found.ok()) return found.status();
@@ -58,18 +58,18 @@ int GetLockHandle(RegistryRepository* repository, const char* name, RegistryLock
 int GetLock(RegistryRepository* repository, const char* name, RegistryLock** out,
             RegistryError* error) noexcept {
   return GetLockHandle(repository, name, out, error,
-                       [name](LockService& locks) { return locks.GetLock(name); });
+                       [name](lock::LockProvider& locks) { return locks.GetLock(name); });
 }
 
 int GetFairLock(RegistryRepository* repository, const char* name, RegistryLock** out,
                 RegistryError* error) noexcept {
   return GetLockHandle(repository, name, out, error,
-                       [name](LockService& locks) { return locks.GetFairLock(name); });
+                       [name](lock::LockProvider& locks) { return locks.GetFairLock(name); });
 }
 
 int GetSemaphore(RegistryRepository* repository, const char* name, int32_t limit,
                  RegistryLock** out, RegistryError* error) noexcept {
-  return GetLockHandle(repository, name, out, error, [name, limit](LockService& locks) {
+  return GetLockHandle(repository, name, out, error, [name, limit](lock::LockProvider& locks) {
     return locks.GetSemaphore(name, static_cast<int>(limit));
   });
 }
@@ -78,7 +78,8 @@ int GetReadWriteLock(RegistryRepository* repository, const char* name, int32_t w
                      RegistryLock** out, RegistryError* error) noexcept {
   return GetLockHandle(
       repository, name, out, error,
-      [name, write](LockService& locks) -> absl::StatusOr<std::shared_ptr<lock::DistributedLock>> {
+      [name,
+       write](lock::LockProvider& locks) -> absl::StatusOr<std::shared_ptr<lock::DistributedLock>> {
         // Checked here, not by the service, so that every plugin names a bad side alike.
         if (write != 0 && write != 1) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -86,7 +87,7 @@ int GetReadWriteLock(RegistryRepository* repository, const char* name, int32_t w
               "write side), got ",
               write, " (read/write lock '", name, "')"));
         }
-        return locks.GetReadWriteLock(name, write == 1);
+        return write == 1 ? locks.GetWriteLock(name) : locks.GetReadLock(name);
       });
 }
 

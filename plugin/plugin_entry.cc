@@ -3,7 +3,7 @@
 // The Consul registry plugin: libregistry_consul.so. Its only exported symbol is
 // RegistryPluginInit; the table it fills turns registry YAML or props into a RegistryConfig
 // (conf/), the config into ConsulRepositoryOptions, and serves the C calls through
-// registry::Repository (abi_adapter.h) and, for locks, registry::lock (consul_locks.h).
+// registry::Repository (abi_adapter.h) and, for locks, the repository's lock::LockManager.
 #include <memory>
 #include <string>
 
@@ -12,13 +12,17 @@
 #include "base/log.h"
 #include "base/status_macros.h"
 #include "conf/registry_config.h"
+#include "lock/consul_semaphore.h"
+#include "lock/lock_manager.h"
 #include "plugin/abi_adapter.h"
-#include "plugin/consul_locks.h"
 #include "plugin/registry_plugin.h"
 #include "repository/consul_repository.h"
 
 namespace registry::plugin {
 namespace {
+
+// The C ABI promises hosts the semaphore limits the lock layer takes.
+static_assert(REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX == lock::kMaxSemaphoreLimit);
 
 constexpr char kRepositoryType[] = "Consul";
 constexpr char kPluginVersion[] = "0.1.0";
@@ -51,8 +55,11 @@ absl::StatusOr<MadeRepository> NewRepository(const conf::RegistryConfig& config)
   if (config.log_level.has_value()) SetStderrLogLevel(*config.log_level);
   ASSIGN_OR_RETURN(std::unique_ptr<ConsulRepository> repository,
                    NewConsulRepository(std::move(options)));
-  ConsulRepository* made = repository.get();  // the lock service goes before it (MadeRepository)
-  return MadeRepository{std::move(repository), [made] { return NewConsulLockService(*made); }};
+  ConsulRepository* made = repository.get();  // its locks go before it (MadeRepository)
+  return MadeRepository{std::move(repository),
+                        [made]() -> absl::StatusOr<std::unique_ptr<lock::LockProvider>> {
+                          return lock::NewLockManager(*made);
+                        }};
 }
 
 absl::Status ApplyOverrides(const PropList& overrides, conf::RegistryConfig* config) {

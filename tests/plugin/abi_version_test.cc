@@ -180,7 +180,7 @@ TEST(AbiVersionTest, HostSpeakingOnePointFourGetsSemaphoresButNoReadWriteLocks) 
   }
 }
 
-TEST(AbiVersionTest, PluginWhoseLockServiceHasNoReadWriteLocksSaysSoByName) {
+TEST(AbiVersionTest, PluginWhoseLockProviderHasNoReadWriteLocksSaysSoByName) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
@@ -242,7 +242,7 @@ TEST(AbiVersionTest, HostSpeakingOnePointThreeGetsFairLocksButNoSemaphores) {
               AllOf(HasSubstr("ABI 1.3"), HasSubstr("semaphores need 1.4")));
 }
 
-TEST(AbiVersionTest, PluginWhoseLockServiceHasNoSemaphoresSaysSoByName) {
+TEST(AbiVersionTest, PluginWhoseLockProviderHasNoSemaphoresSaysSoByName) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();
@@ -273,7 +273,7 @@ TEST(AbiVersionTest, HostSpeakingOnePointTwoGetsLocksButNoFairLocks) {
               AllOf(HasSubstr("ABI 1.2"), HasSubstr("fair locks need 1.3")));
 }
 
-TEST(AbiVersionTest, PluginWhoseLockServiceHasNoFairLocksSaysSoByName) {
+TEST(AbiVersionTest, PluginWhoseLockProviderHasNoFairLocksSaysSoByName) {
   absl::StatusOr<std::shared_ptr<PluginLibrary>> library =
       LoadPluginForType("memory", {kPluginDir});
   ASSERT_TRUE(library.ok()) << library.status();

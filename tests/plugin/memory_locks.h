@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "lock/lock_provider.h"
 #include "plugin/abi_adapter.h"
 #include "registry/repository.h"
 
@@ -24,7 +25,7 @@ namespace registry::plugin {
 
 class MemoryLock;
 
-class MemoryLockService final : public LockService {
+class MemoryLockService final : public lock::LockProvider {
  public:
   // `repository` serves the fenced writes and must outlive the service; `on_destroy` runs at
   // the start of the destructor.

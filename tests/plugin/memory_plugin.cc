@@ -333,7 +333,7 @@ class MemoryRepository final : public Repository {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-absl::StatusOr<std::unique_ptr<LockService>> NewLocks(MemoryRepository& memory) {
+absl::StatusOr<std::unique_ptr<lock::LockProvider>> NewLocks(MemoryRepository& memory) {
   auto locks = std::make_unique<MemoryLockService>(memory, [&memory] { memory.SetLocks(nullptr); });
   memory.SetLocks(locks.get());
   return locks;
