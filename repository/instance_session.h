@@ -56,8 +56,9 @@ class InstanceSession {
   // The live session id, or "" when there is none (never created, lost, or closed).
   virtual std::string CurrentSessionId() = 0;
 
-  // Tells the keeper that the server called `session_id` invalid (e.g. an acquire answered
-  // "invalid session"): it checks the session at once instead of at the next renewal.
+  // Tells the keeper that the server called `session_id` invalid (e.g. an acquire refused with
+  // consul::TxnFailure::kInvalidSession): it checks the session at once instead of at the
+  // next renewal.
   virtual void ReportSessionInvalid(absl::string_view session_id) = 0;
 
   // Registers `observer`; returns an id for removal. After RemoveSessionObserver returns the

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
@@ -28,7 +29,7 @@ using plugin::PluginRepository;
 using plugin::PluginWatch;
 using ::testing::HasSubstr;
 
-const absl::Duration kWait = absl::Seconds(15);
+using ::registry::testing::kPatience;
 
 // Values seen by a listener, in order; tests wait for a count with a deadline.
 class Values {
@@ -43,7 +44,7 @@ class Values {
     absl::MutexLock lock(&mu_);
     auto enough = [this, count]()
                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return seen_.size() >= count; };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), kWait);
+    mu_.AwaitWithTimeout(absl::Condition(&enough), kPatience);
     return seen_;
   }
 
@@ -160,7 +161,7 @@ TEST_F(ConsulSurfaceTest, ConnectionListenerRemovedFromInsideItsCallbackFinishes
   });
   ASSERT_GE(id, 0);
   ASSERT_TRUE(repository_->PersistEphemeral("/online/me", "1").ok());  // creates the session
-  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kPatience));
   absl::MutexLock lock(&mu);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0], absl::StrCat("CONNECTED:", tag));
@@ -309,7 +310,7 @@ TEST_F(ConsulSurfaceTest, ExpiredSessionIsReportedToLostListenersAndFencesWrites
   absl::StatusOr<std::string> session = KeySession(absl::StrCat(namespace_, "/lock/job/"));
   ASSERT_TRUE(session.ok() && !session->empty()) << session.status();
   ASSERT_TRUE(ExpireSession(*session).ok());
-  ASSERT_TRUE(told.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(told.WaitForNotificationWithTimeout(kPatience));
   EXPECT_TRUE((*lock)->IsLost().value_or(false));
   absl::Status late = (*lock)->PersistIfHeld("/late", "x");
   EXPECT_FALSE(late.ok());

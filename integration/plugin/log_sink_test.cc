@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
@@ -21,6 +22,7 @@
 namespace registry::integration {
 namespace {
 
+using ::registry::testing::kPatience;
 using ::testing::HasSubstr;
 
 class HostLog {
@@ -41,7 +43,7 @@ class HostLog {
       }
       return false;
     };
-    return mu_.AwaitWithTimeout(absl::Condition(&seen), absl::Seconds(15));
+    return mu_.AwaitWithTimeout(absl::Condition(&seen), kPatience);
   }
   std::vector<LogRecord> Records() {
     absl::MutexLock lock(&mu_);

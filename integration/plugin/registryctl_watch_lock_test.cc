@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
+#include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
 #include "integration/testing/subprocess.h"
 
@@ -30,7 +31,7 @@ using ::testing::AllOf;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
-const absl::Duration kWait = absl::Seconds(15);
+using ::registry::testing::kPatience;
 
 class RegistryctlWatchLockTest : public ServerProcessTest {
  protected:
@@ -62,7 +63,7 @@ class RegistryctlWatchLockTest : public ServerProcessTest {
     if (!process.ok()) return nullptr;
     // The connection listener is registered before the "watching" line is printed, and the
     // instance session may connect at any time, so its state line can come first.
-    const absl::Time deadline = absl::Now() + kWait;
+    const absl::Time deadline = absl::Now() + kPatience;
     std::optional<std::string> line = (*process)->ReadErrLine(deadline);
     while (line.has_value() && absl::StartsWith(*line, "registryctl: connection ")) {
       line = (*process)->ReadErrLine(deadline);
@@ -89,7 +90,7 @@ class RegistryctlWatchLockTest : public ServerProcessTest {
     absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(Ctl(command_args));
     EXPECT_TRUE(process.ok()) << process.status();
     if (!process.ok()) return nullptr;
-    std::optional<std::string> line = (*process)->ReadLine(absl::Now() + kWait);
+    std::optional<std::string> line = (*process)->ReadLine(absl::Now() + kPatience);
     EXPECT_EQ(line, "holding") << "stderr: " << (*process)->err();
     return std::move(*process);
   }
@@ -102,7 +103,7 @@ TEST_F(RegistryctlWatchLockTest, WatchPrintsOneJsonLinePerChangeMadeByOtherProce
   std::unique_ptr<Subprocess> watch = StartWatch({"watch", "/cfg"});
   ASSERT_NE(watch, nullptr);
   // Rapid writes to one key may be coalesced into one event: read each before the next write.
-  const absl::Time deadline = absl::Now() + kWait;
+  const absl::Time deadline = absl::Now() + kPatience;
   ASSERT_EQ(RunCtl({"put", "/cfg/a", "v1"}).exit_code, 0);
   EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/cfg/a","value":"v1"})");
   ASSERT_EQ(RunCtl({"update", "/cfg/a", "say \"hi\"\n"}).exit_code, 0);
@@ -113,7 +114,7 @@ TEST_F(RegistryctlWatchLockTest, WatchPrintsOneJsonLinePerChangeMadeByOtherProce
   EXPECT_EQ(watch->ReadLine(deadline),
             R"({"type":"DELETED","key":"/cfg/a","value":"say \"hi\"\n"})");
   watch->Signal(SIGTERM);
-  EXPECT_EQ(watch->Wait(absl::Now() + kWait), 0) << watch->err();
+  EXPECT_EQ(watch->Wait(absl::Now() + kPatience), 0) << watch->err();
   EXPECT_EQ(watch->ReadLine(absl::Now()), std::nullopt) << "nothing after the three events";
 }
 
@@ -123,12 +124,12 @@ TEST_F(RegistryctlWatchLockTest, WatchInitialReportsExistingKeysFirstAndExitsZer
   std::unique_ptr<Subprocess> watch = StartWatch({"watch", "--initial", "/nodes"});
   ASSERT_NE(watch, nullptr);
   ASSERT_EQ(RunCtl({"put", "/nodes/n3", "new"}).exit_code, 0);
-  const absl::Time deadline = absl::Now() + kWait;
+  const absl::Time deadline = absl::Now() + kPatience;
   EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/nodes/n1","value":"up"})");
   EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/nodes/n2","value":""})");
   EXPECT_EQ(watch->ReadLine(deadline), R"({"type":"ADDED","key":"/nodes/n3","value":"new"})");
   watch->Signal(SIGINT);
-  EXPECT_EQ(watch->Wait(absl::Now() + kWait), 0) << watch->err();
+  EXPECT_EQ(watch->Wait(absl::Now() + kPatience), 0) << watch->err();
 }
 
 TEST_F(RegistryctlWatchLockTest, WatchOfAMalformedKeyExitsTwoNamingIt) {
@@ -161,11 +162,11 @@ TEST_F(RegistryctlWatchLockTest, SigtermWhileWaitingForTheLockExitsAtOnceWithout
   absl::StatusOr<std::unique_ptr<Subprocess>> waiter =
       Subprocess::Start(Ctl({"lock", "queue", "--", "echo", "never"}));
   ASSERT_TRUE(waiter.ok()) << waiter.status();
-  EXPECT_EQ((*waiter)->ReadErrLine(absl::Now() + kWait),
+  EXPECT_EQ((*waiter)->ReadErrLine(absl::Now() + kPatience),
             "registryctl: lock queue: waiting for the lock");
   const absl::Time signalled = absl::Now();
   (*waiter)->Signal(SIGTERM);
-  EXPECT_EQ((*waiter)->Wait(absl::Now() + kWait), 128 + SIGTERM);
+  EXPECT_EQ((*waiter)->Wait(absl::Now() + kPatience), 128 + SIGTERM);
   EXPECT_LT(absl::Now() - signalled, absl::Seconds(5)) << "no waiting out a blocking query";
   EXPECT_EQ((*waiter)->out(), "");
   EXPECT_THAT((*waiter)->err(), HasSubstr("interrupted by signal 15 while waiting"));
@@ -175,7 +176,7 @@ TEST_F(RegistryctlWatchLockTest, SigtermIsForwardedToTheCommandAndTheLockIsRelea
   std::unique_ptr<Subprocess> holder = StartHolder("fwd", "echo holding; exec sleep 60");
   ASSERT_NE(holder, nullptr);
   holder->Signal(SIGTERM);
-  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 128 + SIGTERM) << holder->err();
+  EXPECT_EQ(holder->Wait(absl::Now() + kPatience), 128 + SIGTERM) << holder->err();
   RunResult next = RunCtl({"lock", "fwd", "--timeout-ms", "5000", "--", "true"});
   EXPECT_EQ(next.exit_code, 0) << next.err;
   EXPECT_LT(next.elapsed, absl::Seconds(5));
@@ -193,8 +194,8 @@ TEST_F(RegistryctlWatchLockTest, LostLockTerminatesTheCommandAndExitsThree) {
   ASSERT_TRUE(session.ok()) << session.status();
   ASSERT_FALSE(session->empty()) << lock_key << " is not held";
   ASSERT_TRUE(ExpireSession(*session).ok());
-  EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
-  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
+  EXPECT_EQ(holder->ReadLine(absl::Now() + kPatience), "terminated");
+  EXPECT_EQ(holder->Wait(absl::Now() + kPatience), 3);
   EXPECT_THAT(holder->err(),
               AllOf(HasSubstr("lock lost"), HasSubstr("lost while the command ran")));
   EXPECT_EQ(RunCtl({"lock", "lost", "--timeout-ms", "5000", "--", "true"}).exit_code, 0);
@@ -275,7 +276,7 @@ TEST_F(RegistryctlWatchLockTest, SemaphoreLetsLimitProcessesRunAtOnceAndTimesOut
   EXPECT_THAT(third.err, AllOf(HasSubstr("semaphore pool: waiting for a permit"),
                                HasSubstr("not acquired within 300ms")));
   first->Signal(SIGTERM);
-  EXPECT_EQ(first->Wait(absl::Now() + kWait), 128 + SIGTERM) << first->err();
+  EXPECT_EQ(first->Wait(absl::Now() + kPatience), 128 + SIGTERM) << first->err();
   RunResult next =
       RunCtl({"semaphore", "pool", "--limit=2", "--timeout-ms=5000", "--", "echo", "ran"});
   EXPECT_EQ(next.exit_code, 0) << next.err;
@@ -309,8 +310,8 @@ TEST_F(RegistryctlWatchLockTest, LostPermitTerminatesTheCommandAndExitsThree) {
   }
   ASSERT_FALSE(session.empty()) << "no held entry under the semaphore";
   ASSERT_TRUE(ExpireSession(session).ok());
-  EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
-  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
+  EXPECT_EQ(holder->ReadLine(absl::Now() + kPatience), "terminated");
+  EXPECT_EQ(holder->Wait(absl::Now() + kPatience), 3);
   EXPECT_THAT(holder->err(), AllOf(HasSubstr("semaphore gone: lost while the command ran"),
                                    HasSubstr("the permit was lost")));
 }
@@ -350,7 +351,7 @@ TEST_F(RegistryctlWatchLockTest, ReadersRunAtOnceWhileAWriterTimesOutAndTheWrite
   EXPECT_EQ(RunCtl({"lock", "cfg", "--timeout-ms=5000", "--", "true"}).exit_code, 0);
   for (Subprocess* reader : {first.get(), second.get()}) {
     reader->Signal(SIGTERM);
-    EXPECT_EQ(reader->Wait(absl::Now() + kWait), 128 + SIGTERM) << reader->err();
+    EXPECT_EQ(reader->Wait(absl::Now() + kPatience), 128 + SIGTERM) << reader->err();
   }
   RunResult next = RunCtl({"lock", "cfg", "--write", "--timeout-ms=5000", "--", "echo", "wrote"});
   EXPECT_EQ(next.exit_code, 0) << next.err;
@@ -370,8 +371,8 @@ TEST_F(RegistryctlWatchLockTest, LostWriteLockTerminatesTheCommandAndExitsThree)
   }
   ASSERT_FALSE(session.empty()) << "no held entry under the read/write lock";
   ASSERT_TRUE(ExpireSession(session).ok());
-  EXPECT_EQ(holder->ReadLine(absl::Now() + kWait), "terminated");
-  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 3);
+  EXPECT_EQ(holder->ReadLine(absl::Now() + kPatience), "terminated");
+  EXPECT_EQ(holder->Wait(absl::Now() + kPatience), 3);
   EXPECT_THAT(holder->err(), AllOf(HasSubstr("write lock cfg: lost while the command ran"),
                                    HasSubstr("the lock was lost")));
 }
@@ -409,7 +410,7 @@ TEST_F(RegistryctlLockFaultsTest, ASucceededCommandStaysSucceededWhenTheServerFa
   // session destroy at the end cannot be done.
   ASSERT_TRUE(DevControl(server_address(), "/v1/_dev/fault/fail?count=1000000000").ok());
   std::ofstream(fifo) << "go\n";
-  EXPECT_EQ(holder->Wait(absl::Now() + kWait), 0) << holder->err();
+  EXPECT_EQ(holder->Wait(absl::Now() + kPatience), 0) << holder->err();
   // The close warns that the session it could not destroy expires by its TTL, unless the
   // session's loss deadline passed first (every answer is "no leader", which moves nothing):
   // then there is no session left to destroy.

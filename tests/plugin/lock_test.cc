@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/eventually.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
 #include "tests/plugin/memory_plugin_test.h"
@@ -21,7 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const absl::Duration kWait = absl::Seconds(10);
+using ::registry::testing::kPatience;
 
 class PluginLockTest : public MemoryPluginTest {
  protected:
@@ -114,7 +115,7 @@ TEST_F(PluginLockTest, LostHoldIsReportedToListenersAndByIsLost) {
   ASSERT_TRUE(lock_->Lock().ok());
   EXPECT_FALSE(*lock_->IsLost());
   ASSERT_TRUE(repository_->Persist("/test/lose_lock", "schema/db").ok());
-  ASSERT_TRUE(told.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(told.WaitForNotificationWithTimeout(kPatience));
   EXPECT_EQ(name, "schema/db");
   EXPECT_EQ(reason.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(reason.message(), HasSubstr("expired"));
@@ -135,7 +136,7 @@ TEST_F(PluginLockTest, RemovedLostListenerIsNotCalled) {
   lock_->RemoveLostListener(*removed);
   ASSERT_TRUE(lock_->Lock().ok());
   ASSERT_TRUE(repository_->Persist("/test/lose_lock", "schema/db").ok());
-  ASSERT_TRUE(kept_told.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(kept_told.WaitForNotificationWithTimeout(kPatience));
   EXPECT_EQ(removed_calls, 0);  // listeners run in order, one at a time
   ASSERT_TRUE(lock_->Unlock().ok());
 }

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/eventually.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_client.h"
 #include "tests/plugin/memory_plugin_test.h"
@@ -23,7 +24,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Type = DataChangedEvent::Type;
 
-const absl::Duration kWait = absl::Seconds(10);
+using ::registry::testing::kPatience;
 
 DataChangedEvent Event(Type type, std::string key, std::optional<std::string> value) {
   DataChangedEvent event;
@@ -42,12 +43,12 @@ class EventLog {
       events_.push_back(event);
     };
   }
-  // Waits until at least `count` events arrived (or kWait passed); returns them all.
+  // Waits until at least `count` events arrived (or kPatience passed); returns them all.
   std::vector<DataChangedEvent> WaitFor(size_t count) {
     absl::MutexLock lock(&mu_);
     auto enough = [this, count]()
                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return events_.size() >= count; };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), kWait);
+    mu_.AwaitWithTimeout(absl::Condition(&enough), kPatience);
     return events_;
   }
   std::vector<DataChangedEvent> events() {
@@ -235,7 +236,7 @@ TEST_F(PluginWatchTest, CCallbackGetsTypedEventsWithNulTerminatedValuesAndTheUse
     absl::MutexLock lock(&events.mu);
     auto three = [&events]()
                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(events.mu) { return events.seen.size() >= 3; };
-    ASSERT_TRUE(events.mu.AwaitWithTimeout(absl::Condition(&three), kWait));
+    ASSERT_TRUE(events.mu.AwaitWithTimeout(absl::Condition(&three), kPatience));
     EXPECT_EQ(events.seen[0].type, REGISTRY_DATA_ADDED);
     EXPECT_EQ(events.seen[1].type, REGISTRY_DATA_UPDATED);
     EXPECT_EQ(events.seen[2].type, REGISTRY_DATA_DELETED);
