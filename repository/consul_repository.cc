@@ -260,7 +260,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
       watch_closed_ = true;
       watch_keys_.clear();
     }
-    engine_->Close();
+    if (engine_ != nullptr) engine_->Close();  // null only when Init() failed
     tasks_.Stop();
     return status;
   }
