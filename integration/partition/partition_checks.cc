@@ -141,6 +141,11 @@ Handover HolderHandover(const std::vector<Section>& sections, const std::string&
   return handover;
 }
 
+bool LeaderlessPutsSessionsAtRisk(absl::Duration leaderless, absl::Duration ttl,
+                                  absl::Duration renew_retry) {
+  return leaderless >= ttl / 2 - renew_retry;
+}
+
 std::vector<std::string> UnexpectedFailures(const std::vector<Iteration>& runs,
                                             const FaultRecord& fault, absl::Duration grace) {
   std::vector<std::string> unexpected;

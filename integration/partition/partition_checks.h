@@ -97,6 +97,14 @@ struct Handover {
 Handover HolderHandover(const std::vector<integration::Section>& sections,
                         const std::string& holder_tag);
 
+// Whether the majority going `leaderless` for that long may have cost a live session: a session
+// renewed every ttl / 2 has at least ttl / 2 left when the stretch begins, and its retries, one
+// every `renew_retry` at most, land up to that long after a leader is back (the keeper's pace:
+// repository/session_keeper.cc, RenewRetryDelayLocked). So the stretch is a risk from
+// ttl / 2 - renew_retry on, not from ttl / 2.
+bool LeaderlessPutsSessionsAtRisk(absl::Duration leaderless, absl::Duration ttl,
+                                  absl::Duration renew_retry);
+
 // One line per unexpected failure (see above), naming the run, its exit code and its stderr.
 std::vector<std::string> UnexpectedFailures(const std::vector<Iteration>& runs,
                                             const FaultRecord& fault, absl::Duration grace);

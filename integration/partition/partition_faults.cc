@@ -34,9 +34,7 @@ void HoldFault(absl::Time began, absl::Duration length) {
 // Records, once a leader is back, how long the majority went without one since the fault began.
 void NoteElection(FaultRecord& fault) {
   fault.leaderless = absl::Now() - fault.began;
-  // A session renewed just before the fault has a TTL left, one renewed just before its next
-  // renewal only half a TTL.
-  fault.sessions_at_risk = fault.leaderless >= kTtl / 2;
+  fault.sessions_at_risk = LeaderlessPutsSessionsAtRisk(fault.leaderless, kTtl, kRenewRetry);
 }
 
 // Whether a section of a node other than `node` started within [from, to].

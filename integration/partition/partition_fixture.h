@@ -61,6 +61,9 @@
 namespace registry::partition {
 
 inline constexpr absl::Duration kTtl = absl::Seconds(3);
+// The session keeper's renewal retry pace for kTtl (ttl / 10, clamped to [50 ms, 1 s]: the
+// upper bound of repository/session_keeper.cc's RenewRetryDelayLocked).
+inline constexpr absl::Duration kRenewRetry = absl::Milliseconds(300);  // kTtl / 10
 inline constexpr absl::Duration kLockDelay = absl::Seconds(3);
 inline constexpr absl::Duration kRequestTimeout = absl::Seconds(4);
 // Consul expires a session 2 x TTL after its last renewal; its locks stay locked for the

@@ -164,7 +164,7 @@ PartitionTest::Outcome PartitionTest::HealAndCheck(FaultRecord& fault) {
   // Consul 1.8.7's Raft has no pre-vote: the leader steps down and the cluster elects again,
   // which may cost sessions as any slow election does.
   const absl::Duration rejoin = absl::Now() - fault.healed;
-  const bool rejoin_risk = rejoin >= kTtl / 2;
+  const bool rejoin_risk = LeaderlessPutsSessionsAtRisk(rejoin, kTtl, kRenewRetry);
   fault.sessions_at_risk = fault.sessions_at_risk || rejoin_risk;
   std::printf("  cluster whole again %s after the heal%s%s%s\n", Ms(rejoin).c_str(),
               rejoin_risk ? " (an election: sessions at risk everywhere)" : "",
