@@ -18,7 +18,7 @@ absl::Status CheckLock(const RegistryLock* lock) {
   return absl::OkStatus();
 }
 
-// The repository's lock service, created on first use.
+// The repository's locks (its LockProvider), made on first use.
 absl::StatusOr<lock::LockProvider*> LocksOf(RegistryRepository& repository, const char* name) {
   absl::MutexLock lock(&repository.locks_mu);
   if (repository.locks == nullptr) {
