@@ -196,7 +196,8 @@ class Repository {
   // guarantees of RemoveWatch. No-op when there is none.
   virtual void RemoveDataListener(absl::string_view key) {}
 
-  // Destroys the instance session (ephemeral keys vanish at once), stops every background
+  // Destroys the instance session (ephemeral keys vanish at once, deleted first so that they
+  // carry no lock-delay: another instance may claim them right away), stops every background
   // thread and fails later calls with FailedPrecondition. Safe to call twice; never blocks for
   // longer than the request timeout. Watches stop at once: no data listener is called after it
   // returns (called from inside a data listener, that listener's current call finishes).

@@ -75,17 +75,26 @@ absl::Status SessionKeeper::Stop() {
   if (thread.joinable()) thread.join();
   if (restorer.joinable()) restorer.join();
   std::vector<std::string> doomed;
+  std::string live;
+  std::vector<std::string> live_keys;  // the ephemeral keys bound to `live`
   {
     absl::MutexLock lock(&mu_);
     swept_ = true;
     doomed = std::move(orphans_);
-    if (std::string live = lifecycle_.Abandon(); !live.empty()) doomed.push_back(std::move(live));
+    live = lifecycle_.Abandon();
+    if (!live.empty()) doomed.push_back(live);
     for (std::string& id : doomed_.TakeAll()) doomed.push_back(std::move(id));
+    for (const auto& [key, state] : ephemeral_) {
+      if (!live.empty() && state.bound_session == live) live_keys.push_back(key);
+    }
     ephemeral_.clear();
     events_.clear();
   }
-  // One request timeout for all of them: Close() must not block for longer.
+  // One request timeout for all of it: Close() must not block for longer. Deleting the keys
+  // first (at most half of it) spares them the lock-delay that destroying the session would put
+  // on them, so another instance can create them at once, as after ZooKeeper's close.
   const absl::Time deadline = absl::Now() + options_.request_timeout;
+  DeleteOwnKeys(live, live_keys, absl::Now() + options_.request_timeout / 2);
   absl::Status status;
   for (const std::string& id : doomed) {
     const absl::Duration left = deadline - absl::Now();

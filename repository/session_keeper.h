@@ -133,8 +133,12 @@ class SessionKeeper {
   // when the report repeats the last one.
   void ReportReachable(bool reachable);
 
-  // Stops the thread (cancelling in-flight requests), then destroys the session so that its
-  // keys vanish at once. Later calls fail with FailedPrecondition. Idempotent.
+  // Stops the thread (cancelling in-flight requests), deletes the ephemeral keys the live
+  // session still holds, then destroys the session, so that its keys vanish at once and, having
+  // been deleted rather than dropped by the session's end, carry no lock-delay: another instance
+  // can claim them right away. (Lock keys are not the keeper's: a session's end still puts its
+  // lock-delay on them.) All within one request timeout. Later calls fail with
+  // FailedPrecondition. Idempotent.
   absl::Status Stop();
   bool stopped();
 
@@ -157,6 +161,11 @@ class SessionKeeper {
   absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
   // Creates a session (RPC, no lock held), giving up at `deadline`.
   absl::StatusOr<std::string> CreateSessionRpc(absl::Time deadline);
+  // Deletes each of `keys` that `session` still holds, before a clean close destroys it (the
+  // session's end would put a lock-delay on them). Best effort, until `deadline`: a key left is
+  // deleted by the session's end.
+  void DeleteOwnKeys(const std::string& session, const std::vector<std::string>& keys,
+                     absl::Time deadline);
   // Destroys `id` (best effort, within `timeout`); returns the client's status.
   absl::Status DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
                                  absl::Duration timeout);

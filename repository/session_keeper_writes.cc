@@ -4,6 +4,7 @@
 // pass that binds remembered keys to a new session.
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -11,7 +12,9 @@
 #include "base/monotonic.h"
 #include "base/plugin_metrics.h"
 #include "base/status_macros.h"
+#include "consul/canceller.h"
 #include "consul/transport.h"
+#include "consul/txn.h"
 #include "repository/session_keeper.h"
 
 namespace registry {
@@ -258,6 +261,29 @@ void SessionKeeper::RecordRestore(const std::string& key, const std::string& ses
       *retry_later = true;
       *stop = true;  // the lost session's keys share their lock-delay: wait it out together
       return;
+  }
+}
+
+void SessionKeeper::DeleteOwnKeys(const std::string& session, const std::vector<std::string>& keys,
+                                  absl::Time deadline) {
+  // check-session makes each delete conditional: a key another session took since (after an
+  // exclusive write lost to it, say) is not ours to delete. One refused key rolls back its whole
+  // batch, which is then tried key by key.
+  auto attempt = [&](size_t begin, size_t end) {
+    std::vector<consul::TxnOp> ops;
+    for (size_t i = begin; i < end; ++i) {
+      ops.push_back(consul::TxnOp::CheckSession(keys[i], session));
+      ops.push_back(consul::TxnOp::Delete(keys[i]));
+    }
+    consul::Canceller root;
+    consul::Canceller call(&root, deadline);
+    absl::StatusOr<consul::TxnResult> result = client_.Txn(ops, &call);
+    return result.ok() && result->committed;
+  };
+  for (size_t begin = 0; begin < keys.size() && absl::Now() < deadline; begin += kMaxKeysPerBatch) {
+    const size_t end = std::min(keys.size(), begin + kMaxKeysPerBatch);
+    if (attempt(begin, end) || end - begin == 1) continue;
+    for (size_t i = begin; i < end && absl::Now() < deadline; ++i) attempt(i, i + 1);
   }
 }
 

@@ -144,11 +144,14 @@ TEST_F(RepositoryEphemeralTest, ExactlyOneOfManyConcurrentExclusiveClaimsWins) {
   }
 }
 
+// A holder that dies (its session ends without a clean close: here Consul invalidates it, then
+// the instance is closed before it could bind the key again) leaves its keys under the lock-delay.
 TEST_F(RepositoryEphemeralTest, ExclusiveClaimWaitsOutTheLockDelayOfADeadHolder) {
   std::unique_ptr<ConsulRepository> dead = NewRepository();
   std::unique_ptr<ConsulRepository> next = NewRepository();
   ASSERT_TRUE(*dead->PersistExclusiveEphemeral("/leader", "dead"));
-  ASSERT_TRUE(dead->Close().ok());  // the key is deleted and under a 300 ms lock-delay
+  ASSERT_TRUE(ExpireSession(SessionOf(*dead)).ok());  // deleted, under a 300 ms lock-delay
+  ASSERT_TRUE(dead->Close().ok());
   const absl::Time start = absl::Now();
   EXPECT_EQ(Outcome(next->PersistExclusiveEphemeral("/leader", "next")), "true");
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));  // it did meet the lock-delay
@@ -159,11 +162,48 @@ TEST_F(RepositoryEphemeralTest, PersistEphemeralWaitsOutTheLockDelayOfADeadHolde
   std::unique_ptr<ConsulRepository> dead = NewRepository();
   std::unique_ptr<ConsulRepository> next = NewRepository();
   ASSERT_TRUE(dead->PersistEphemeral("/online/a", "dead").ok());
+  ASSERT_TRUE(ExpireSession(SessionOf(*dead)).ok());
   ASSERT_TRUE(dead->Close().ok());
   const absl::Time start = absl::Now();
   ASSERT_TRUE(next->PersistEphemeral("/online/a", "next").ok());
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
   EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*next));
+}
+
+// A clean close deletes its keys before it ends the session, so they carry no lock-delay: the
+// next instance claims them at once, as after a ZooKeeper close (ShardingSphere reserves worker
+// ids with exclusive claims when an instance starts, and retries a refused one at once).
+TEST_F(RepositoryEphemeralTest, AfterACleanCloseTheNextInstanceClaimsTheKeysAtOnce) {
+  ConsulRepositoryOptions options = Options();
+  options.session_lock_delay = absl::Seconds(60);  // the longest Consul allows
+  std::unique_ptr<ConsulRepository> closed = NewRepository(options);
+  std::unique_ptr<ConsulRepository> next = NewRepository(options);
+  ASSERT_TRUE(*closed->PersistExclusiveEphemeral("/reservation/worker_id/0", "closed"));
+  ASSERT_TRUE(closed->PersistEphemeral("/online/a", "closed").ok());
+  ASSERT_TRUE(closed->Close().ok());
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(Outcome(next->PersistExclusiveEphemeral("/reservation/worker_id/0", "next")), "true");
+  ASSERT_TRUE(next->PersistEphemeral("/online/a", "next").ok());
+  // Had the keys kept a lock-delay, each claim would have waited the whole 60 s.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  EXPECT_EQ(HolderOf("ns/reservation/worker_id/0"), SessionOf(*next));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*next));
+}
+
+// The close deletes only what its session still holds: a key another instance took over stays.
+TEST_F(RepositoryEphemeralTest, ACleanCloseLeavesAKeyAnotherInstanceTookOver) {
+  std::unique_ptr<ConsulRepository> first = NewRepository();
+  std::unique_ptr<ConsulRepository> second = NewRepository();
+  ASSERT_TRUE(first->PersistEphemeral("/online/a", "first").ok());
+  ASSERT_TRUE(first->PersistEphemeral("/online/b", "first").ok());
+  ASSERT_TRUE(second->PersistEphemeral("/online/a", "second").ok());  // takes it over
+  ASSERT_TRUE(first->Close().ok());
+  absl::StatusOr<std::optional<std::string>> taken = second->Get("/online/a");
+  absl::StatusOr<std::optional<std::string>> own = second->Get("/online/b");
+  ASSERT_TRUE(taken.ok() && own.ok()) << taken.status() << own.status();
+  EXPECT_THAT(*taken, Optional(std::string("second")));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*second));
+  EXPECT_EQ(*own, std::nullopt);
 }
 
 TEST_F(RepositoryEphemeralTest, PartsShareTheKeySpaceOptionsAndSession) {
