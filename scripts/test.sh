@@ -13,10 +13,20 @@ if [ $# -gt 0 ] && [[ "$1" == --asan || "$1" == --tsan ]]; then
   mode=${1#--}
   shift
 fi
+# The sanitizer builds leave out the suites their CI stage never runs (.ci/run says which run):
+# the partition suite (real clusters timed in TTLs and lock-delays) and the differential suite
+# (dev server against real Consul) in both, the benchmarks in both, and the TLS suite under
+# TSan (it runs on the TLS agent only, which the TSan stage leaves out). ASan+UBSan builds with
+# clang, which compiles this code base in about 60 % of GCC's time (the fuzz targets already
+# build with it); TSan stays on GCC, whose runtime the instrumented Abseil was built for.
 case "$mode" in
   normal) build=build; flags=() ;;
-  asan) build=build-asan; flags=(-DREGISTRY_ASAN=ON) ;;
-  tsan) build=build-tsan; flags=(-DREGISTRY_TSAN=ON "-DCMAKE_PREFIX_PATH=$PWD/build-tsan-deps/abseil") ;;
+  asan) build=build-asan
+        flags=(-DREGISTRY_ASAN=ON -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
+               "-DREGISTRY_SKIP_SUITES=partition;differential;bench") ;;
+  tsan) build=build-tsan
+        flags=(-DREGISTRY_TSAN=ON "-DCMAKE_PREFIX_PATH=$PWD/build-tsan-deps/abseil"
+               "-DREGISTRY_SKIP_SUITES=partition;differential;tls;bench") ;;
 esac
 
 bash scripts/install-deps.sh
