@@ -25,12 +25,13 @@ set_target_properties(registry_consul PROPERTIES VERSION ${PROJECT_VERSION}
 install(TARGETS registry_consul LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 
 # The ShardingSphere bridge (docs/shardingsphere.md), when a JDK built it: the glue beside the
-# plugin, where it looks for the plugin first, and the jar in Debian's place for jars.
+# plugin, where it looks for the plugin first, and the jars (one per ShardingSphere version) in
+# Debian's place for jars.
 if(TARGET registry_consul_shardingsphere)
   install(TARGETS registry_consul_jni LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           COMPONENT runtime)
-  get_property(registry_shardingsphere_jar GLOBAL PROPERTY REGISTRY_SHARDINGSPHERE_JAR)
-  install(FILES ${registry_shardingsphere_jar} DESTINATION ${CMAKE_INSTALL_DATADIR}/java
+  get_property(registry_shardingsphere_jars GLOBAL PROPERTY REGISTRY_SHARDINGSPHERE_JARS)
+  install(FILES ${registry_shardingsphere_jars} DESTINATION ${CMAKE_INSTALL_DATADIR}/java
           COMPONENT runtime)
 endif()
 

@@ -51,7 +51,7 @@ check_one watch_bench latency dev --writes=20
 # registryctl export and import of 100 keys (the real binary), 2 ephemeral keys left out.
 check_one backup_bench --server=dev --keys=100 --ephemeral=2 --rounds=1
 # bridge_bench exists only where the ShardingSphere bridge is built (a JDK 17): checked there.
-if compgen -G "${1:-build}/plugin/java/registry-consul-shardingsphere-*.jar" >/dev/null; then
+if compgen -G "${1:-build}/plugin/java/maven/*/registry-consul-for-shardingsphere-*.jar" >/dev/null; then
   check_one bridge_bench --server=dev --ops=50 --watch_writes=20 --rounds=1
 fi
 

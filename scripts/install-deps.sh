@@ -52,7 +52,8 @@ other_packages=(
   file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
   lintian                   # package-test.sh checks both .deb files with it (fails on an error)
   iproute2 nftables         # partition tests: network namespaces, veth links, drop rules
-  openjdk-17-jdk-headless junit5 # the ShardingSphere bridge (plugin/java) and its JUnit 5 tests
+  openjdk-17-jdk-headless maven # the ShardingSphere bridge (plugin/java: Maven fetches
+                            # ShardingSphere's jars and JUnit from Maven Central)
 )
 
 packages=("${quickstart_packages[@]}")

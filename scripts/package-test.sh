@@ -212,16 +212,21 @@ c++ -std=c++20 -o "$work/cpp_host_pc" "$root/packaging/consumer/cpp_host.cc" \
   -DPLUGIN_DIR="\"$(pkg-config --variable=plugindir registry-consul)\"" $flags
 "$work/cpp_host_pc" "$address"
 
-jars=("$prefix"/share/java/registry-consul-shardingsphere-*.jar)
 if command -v javac >/dev/null; then
-  [ -f "${jars[0]}" ] || { echo "package-test: a JDK is here but no bridge jar was installed" >&2; exit 1; }
-  begin "the installed ShardingSphere bridge: a JVM finds it by type, persists, reads, deletes"
-  spi=$build/plugin/java/shardingsphere-spi-declarations.jar
-  javac --release 17 -cp "$spi" -d "$work/java" "$root/packaging/consumer/JavaHost.java"
-  echo "with the installed native libraries on java.library.path:"
-  java -Djava.library.path="$libdir" -cp "$work/java:$spi:${jars[0]}" JavaHost "$address"
-  echo "with the copies the jar carries (extracted on first use):"
-  java -cp "$work/java:$spi:${jars[0]}" JavaHost "$address"
+  # Each installed jar on the real ShardingSphere of its version (the jars Maven resolved for the
+  # build's tests: ShardingSphere's own, never shipped).
+  for version in 5.5.2 5.5.3; do
+    jar=("$prefix"/share/java/registry-consul-for-shardingsphere-"$version"-*.jar)
+    [ -f "${jar[0]}" ] || { echo "package-test: a JDK is here but no bridge jar for ShardingSphere $version was installed" >&2; exit 1; }
+    begin "the installed bridge for ShardingSphere $version: a JVM finds it by type, persists, reads, deletes"
+    host_cp=$(cat "$build/plugin/java/maven/registry-consul-for-shardingsphere-$version/test-classpath.txt")
+    rm -rf "$work/java" && mkdir -p "$work/java"
+    javac --release 17 -cp "$host_cp" -d "$work/java" "$root/packaging/consumer/JavaHost.java"
+    echo "with the installed native libraries on java.library.path:"
+    java -Djava.library.path="$libdir" -cp "$work/java:$host_cp:${jar[0]}" JavaHost "$address"
+    echo "with the copies the jar carries (extracted on first use):"
+    java -cp "$work/java:$host_cp:${jar[0]}" JavaHost "$address"
+  done
 else
   echo "package-test: no JDK here, so no ShardingSphere bridge to test"
 fi

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -205,6 +206,15 @@ Phase PhaseOf(const nlohmann::json& json) {
   return phase;
 }
 
+// ShardingSphere's jars as Maven resolved them (a file of one ':'-separated line), the bridge jar
+// and BridgeBench's classes.
+std::string BridgeClassPath() {
+  std::ifstream in(BRIDGE_BENCH_CLASS_PATH_FILE);
+  std::string resolved;
+  std::getline(in, resolved);
+  return absl::StrCat(resolved, ":", BRIDGE_BENCH_EXTRA_CLASS_PATH);
+}
+
 // One round of the bridge path: a JVM of its own, in namespace `ns`. Sets `jvm` to its name.
 RoundResult RunBridge(const std::string& address, const std::string& ns, int round,
                       std::string& jvm) {
@@ -213,10 +223,9 @@ RoundResult RunBridge(const std::string& address, const std::string& ns, int rou
     argv.emplace_back(option);
   }
   for (std::string arg :
-       {std::string("-cp"), std::string(BRIDGE_BENCH_CLASS_PATH),
-        std::string("registry.consul.bench.BridgeBench"), absl::StrCat("--server=", address),
-        absl::StrCat("--namespace=", ns), absl::StrCat("--ops=", FLAGS_ops),
-        absl::StrCat("--watch_writes=", FLAGS_watch_writes),
+       {std::string("-cp"), BridgeClassPath(), std::string("registry.consul.bench.BridgeBench"),
+        absl::StrCat("--server=", address), absl::StrCat("--namespace=", ns),
+        absl::StrCat("--ops=", FLAGS_ops), absl::StrCat("--watch_writes=", FLAGS_watch_writes),
         absl::StrCat("--warmup_percent=", FLAGS_warmup_percent),
         absl::StrCat("--value_bytes=", FLAGS_value_bytes), absl::StrCat("--round=", round)}) {
     argv.push_back(std::move(arg));

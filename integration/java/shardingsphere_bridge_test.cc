@@ -1,11 +1,14 @@
 // integration/java/shardingsphere_bridge_test.cc
 //
-// Runs the JUnit tests of the ShardingSphere bridge (plugin/java/test) against the suite's
-// server: one JVM per JUnit class, started with JUnit's console launcher, the server handed over
-// as system properties (registry.test.*, read by TestServer.java). A test passes when the JVM
-// exits 0; on failure it prints everything the JVM printed (JUnit's tree names the failing
-// method and its assertion). One ctest entry per class keeps a failure's report short and lets
-// ctest time each class on its own.
+// Runs the JUnit tests of the ShardingSphere bridge (plugin/java/shared/src/test and the version
+// module's src/test) against the suite's server, on one ShardingSphere version
+// (REGISTRY_SHARDINGSPHERE_VERSION, built once per version as suite REGISTRY_BRIDGE_SUITE): one
+// JVM per JUnit class, started with JUnit's console launcher on that version's real ShardingSphere
+// jars, the server handed over as system properties (registry.test.*, read by TestServer.java). A
+// test passes when the JVM exits 0; on failure it prints everything the JVM printed (JUnit's tree
+// names the failing method and its assertion). One ctest entry per class keeps a failure's report
+// short and lets ctest time each class on its own.
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,9 +31,23 @@ namespace {
 // killed by ctest without a word.
 constexpr absl::Duration kJvmTimeout = absl::Seconds(150);
 
-class ShardingSphereBridgeTest : public ServerProcessTest {
+// The JVM's class path: what Maven resolved for the version (a file it wrote at build time: one
+// line, ':'-separated), then the tests' classes and the bridge jar.
+std::string JavaClassPath() {
+  static const std::string* const class_path = [] {
+    std::ifstream in(REGISTRY_JAVA_CLASS_PATH_FILE);
+    std::string resolved;
+    // Unreadable: empty, which RunJUnitClass reports, naming the file.
+    if (!std::getline(in, resolved) || resolved.empty()) return new std::string();
+    return new std::string(absl::StrCat(resolved, ":", REGISTRY_JAVA_EXTRA_CLASS_PATH));
+  }();
+  return *class_path;
+}
+
+class REGISTRY_BRIDGE_SUITE : public ServerProcessTest {
  protected:
-  // The JVM's command line for JUnit class `test_class` (registry.consul.shardingsphere.test).
+  // The JVM's command line for JUnit class `test_class`
+  // (org.example.registryconsul.shardingsphere.test).
   static std::vector<std::string> JUnitCommand(const std::string& test_class) {
     std::vector<std::string> argv = {REGISTRY_JAVA,
                                      absl::StrCat("-Djava.library.path=", REGISTRY_JNI_DIR)};
@@ -39,6 +56,9 @@ class ShardingSphereBridgeTest : public ServerProcessTest {
       argv.push_back(absl::StrCat("-Dregistry.test.", name, "=", value));
     };
     property("kind", std::string(ServerKindName(kind())));
+    property("shardingsphereVersion", REGISTRY_SHARDINGSPHERE_VERSION);
+    property("bridgeJar", REGISTRY_BRIDGE_JAR);
+    property("otherBridgeJar", REGISTRY_OTHER_BRIDGE_JAR);
     property("serverLists",
              pki != nullptr ? absl::StrCat("https://", server_address()) : server_address());
     if (!token().empty()) property("token", token());
@@ -48,15 +68,17 @@ class ShardingSphereBridgeTest : public ServerProcessTest {
       property("tlsCertFile", pki->client_cert);
       property("tlsKeyFile", pki->client_key);
     }
-    argv.insert(
-        argv.end(),
-        {"-cp", REGISTRY_JAVA_CLASS_PATH, "org.junit.platform.console.ConsoleLauncher",
-         "--disable-banner", "--disable-ansi-colors", "--details=tree", "--fail-if-no-tests",
-         "--select-class", "registry.consul.shardingsphere.test." + test_class});
+    argv.insert(argv.end(), {"-cp", JavaClassPath(), "org.junit.platform.console.ConsoleLauncher",
+                             "--disable-banner", "--disable-ansi-colors", "--details=tree",
+                             "--fail-if-no-tests", "--select-class",
+                             "org.example.registryconsul.shardingsphere.test." + test_class});
     return argv;
   }
 
   static void RunJUnitClass(const std::string& test_class) {
+    ASSERT_FALSE(JavaClassPath().empty())
+        << "no class path in " << REGISTRY_JAVA_CLASS_PATH_FILE << " (Maven writes it when it "
+        << "builds the bridge: cmake --build build --target registry_consul_shardingsphere)";
     const absl::Time start = absl::Now();
     RunResult run = RunProcess(JUnitCommand(test_class), kJvmTimeout);
     const std::string printed =
@@ -79,19 +101,21 @@ class ShardingSphereBridgeTest : public ServerProcessTest {
   }
 };
 
-TEST_F(ShardingSphereBridgeTest, DiscoveryAndProps) { RunJUnitClass("DiscoveryAndPropsTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, DiscoveryAndProps) { RunJUnitClass("DiscoveryAndPropsTest"); }
 
-TEST_F(ShardingSphereBridgeTest, RepositoryContract) { RunJUnitClass("RepositoryContractTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, RepositoryContract) { RunJUnitClass("RepositoryContractTest"); }
 
-TEST_F(ShardingSphereBridgeTest, BadInput) { RunJUnitClass("BadInputTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, BadInput) { RunJUnitClass("BadInputTest"); }
 
-TEST_F(ShardingSphereBridgeTest, WatchContract) { RunJUnitClass("WatchContractTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, WatchContract) { RunJUnitClass("WatchContractTest"); }
 
-TEST_F(ShardingSphereBridgeTest, LockContract) { RunJUnitClass("LockContractTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, LockContract) { RunJUnitClass("LockContractTest"); }
 
-TEST_F(ShardingSphereBridgeTest, ThreadLifecycle) { RunJUnitClass("ThreadLifecycleTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, ThreadLifecycle) { RunJUnitClass("ThreadLifecycleTest"); }
 
-TEST_F(ShardingSphereBridgeTest, TwoJvms) { RunJUnitClass("TwoJvmTest"); }
+TEST_F(REGISTRY_BRIDGE_SUITE, TwoJvms) { RunJUnitClass("TwoJvmTest"); }
+
+TEST_F(REGISTRY_BRIDGE_SUITE, HostVersion) { RunJUnitClass("HostVersionTest"); }
 
 }  // namespace
 }  // namespace registry::integration

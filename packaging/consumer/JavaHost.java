@@ -3,7 +3,7 @@
 // A Java host of the installed ShardingSphere bridge: finds the repository of type "Consul"
 // through ServiceLoader, as ShardingSphere does, then persists, reads back and deletes a key on
 // the server at ADDRESS. Run by scripts/package-test.sh with the installed jar (with and without
-// the installed native libraries on java.library.path) and the build's SPI declarations.
+// the installed native libraries on java.library.path), on ShardingSphere's real jars of the version.
 import java.util.Properties;
 import java.util.ServiceLoader;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;

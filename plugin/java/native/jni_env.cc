@@ -35,11 +35,12 @@ bool InitJniCache(JavaVM* vm, JNIEnv* env) {
   cache.vm = vm;
   cache.byte_array = GlobalClass(env, "[B");
   if (cache.byte_array == nullptr) return false;
-  cache.status_exception = GlobalClass(env, "registry/consul/shardingsphere/NativeStatusException");
+  cache.status_exception =
+      GlobalClass(env, "org/example/registryconsul/shardingsphere/NativeStatusException");
   if (cache.status_exception == nullptr) return false;
   cache.status_exception_init = env->GetMethodID(cache.status_exception, "<init>", "(I[B)V");
   if (cache.status_exception_init == nullptr) return false;
-  jclass sink = env->FindClass("registry/consul/shardingsphere/WatchSink");
+  jclass sink = env->FindClass("org/example/registryconsul/shardingsphere/WatchSink");
   if (sink == nullptr) return false;
   cache.sink_deliver = env->GetMethodID(sink, "deliver", "(I[B[B)V");
   env->DeleteLocalRef(sink);

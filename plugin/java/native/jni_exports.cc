@@ -1,6 +1,6 @@
 // plugin/java/native/jni_exports.cc
 //
-// The native methods of registry.consul.shardingsphere.NativeRepository, registered by
+// The native methods of org.example.registryconsul.shardingsphere.NativeRepository, registered by
 // JNI_OnLoad (the glue's only exported symbol). A repository handle is a BridgeRepository*
 // as a long; the Java side never passes one it has destroyed (it counts calls in flight). Each
 // method turns a non-OK status into a NativeStatusException, which the Java side maps to the
@@ -215,7 +215,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("persistExclusiveEphemeral"), const_cast<char*>("(J[B[B)Z"),
      reinterpret_cast<void*>(&PersistExclusiveEphemeral)},
     {const_cast<char*>("watch"),
-     const_cast<char*>("(J[BLregistry/consul/shardingsphere/WatchSink;)J"),
+     const_cast<char*>("(J[BLorg/example/registryconsul/shardingsphere/WatchSink;)J"),
      reinterpret_cast<void*>(&Watch)},
     {const_cast<char*>("removeWatch"), const_cast<char*>("(JJ)V"),
      reinterpret_cast<void*>(&RemoveWatch)},
@@ -236,7 +236,7 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
   JNIEnv* env = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
   if (!registry::java::InitJniCache(vm, env)) return JNI_ERR;
-  jclass bridge = env->FindClass("registry/consul/shardingsphere/NativeRepository");
+  jclass bridge = env->FindClass("org/example/registryconsul/shardingsphere/NativeRepository");
   if (bridge == nullptr) return JNI_ERR;
   jint registered = env->RegisterNatives(bridge, kMethods, sizeof(kMethods) / sizeof(kMethods[0]));
   env->DeleteLocalRef(bridge);

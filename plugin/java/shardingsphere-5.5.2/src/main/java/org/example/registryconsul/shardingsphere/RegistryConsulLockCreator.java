@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import org.apache.shardingsphere.infra.props.TypedProperties;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
@@ -10,12 +10,12 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.creator.Distribute
  * and caches one lock per key.
  */
 public final class RegistryConsulLockCreator
-    implements DistributedLockCreator<RegistryConsulRepository.LockSource, TypedProperties<?>> {
+    implements DistributedLockCreator<AbstractConsulRepository.LockSource, TypedProperties<?>> {
   static final String TYPE = "RegistryConsul";
 
   @Override
   public DistributedLock create(
-      String lockKey, RegistryConsulRepository.LockSource client, TypedProperties<?> props) {
+      String lockKey, AbstractConsulRepository.LockSource client, TypedProperties<?> props) {
     return new RegistryConsulLock(lockKey, client);
   }
 

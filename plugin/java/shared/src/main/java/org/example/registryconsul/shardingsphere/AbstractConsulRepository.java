@@ -1,25 +1,25 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
-import org.apache.shardingsphere.mode.repository.cluster.exception.ClusterRepositoryPersistException;
 import org.apache.shardingsphere.mode.repository.cluster.listener.DataChangedEventListener;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
-import org.apache.shardingsphere.mode.repository.cluster.lock.holder.DistributedLockHolder;
 
 /**
  * ShardingSphere's cluster repository of {@code type: Consul}, served by the Consul registry
- * plugin through its C ABI. The constructor does nothing (ShardingSphere constructs every
- * provider on each lookup); {@link #init(ClusterPersistRepositoryConfiguration,
- * ComputeNodeInstanceContext)} loads the native library and opens the repository.
+ * plugin through its C ABI: everything but the access to locks, whose shape differs between
+ * ShardingSphere versions (each version module's {@code RegistryConsulRepository} adds it). The
+ * constructor does nothing (ShardingSphere constructs every provider on each lookup); {@link
+ * #init(ClusterPersistRepositoryConfiguration, ComputeNodeInstanceContext)} checks that this jar
+ * serves the running ShardingSphere ({@link HostCheck}), loads the native library and opens the
+ * repository.
  *
  * <p>Semantics (ShardingSphere's ZooKeeper repository where the SPI is silent): keys are absolute
  * ("/a/b"); {@link #query} gives null for an absent key; {@link #getChildrenKeys} gives the
@@ -29,21 +29,21 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.holder.Distributed
  * instance's Consul session. A second {@link #watch} of a key adds a listener, and {@link
  * #removeDataListener} removes every listener of that key. Bad input is an {@link
  * IllegalArgumentException} naming it; calls after {@link #close} an {@link
- * IllegalStateException}; other failures a {@link ClusterRepositoryPersistException} caused by a
+ * IllegalStateException}; other failures a {@code ClusterRepositoryPersistException} caused by a
  * {@link NativeStatusException}. Thread-safe.
  */
-public final class RegistryConsulRepository implements ClusterPersistRepository {
+abstract class AbstractConsulRepository implements ClusterPersistRepository {
   /**
    * How long {@link #close} waits for the session to end and the threads to stop: this system
    * property, in milliseconds, else 10 s.
    */
-  static final String CLOSE_WAIT_PROPERTY = "registry.consul.shardingsphere.closeWaitMillis";
+  static final String CLOSE_WAIT_PROPERTY =
+      AbstractConsulRepository.class.getPackageName() + ".closeWaitMillis";
 
   private final Map<String, List<Long>> watchIdsByKey = new ConcurrentHashMap<>();
   private final LockSource lockSource = new LockSource();
   private final Map<String, DistributedLock> locksByKey = new ConcurrentHashMap<>();
   private volatile NativeHandle handle;
-  private DistributedLockHolder lockHolder; // guarded by lockSource
 
   @Override
   public Object getType() {
@@ -55,6 +55,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
     if (handle != null) {
       throw new IllegalStateException("the Consul repository is already initialised");
     }
+    HostCheck.requireImplemented(getClass());
     NativeLibrary.load();
     BridgeProps props = BridgeProps.of(config, BridgeProps.knownKeys(NativeRepository.knownProps()));
     try {
@@ -132,30 +133,19 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
   }
 
   /**
-   * ShardingSphere 5.5.1 and 5.5.2 take their locks from this holder, which finds {@link
-   * RegistryConsulLockCreator} by type. Made on first use rather than in init: ShardingSphere
-   * 5.5.3 has no holder class, and the bridge must still initialise there.
+   * The plugin's lock of {@code lockKey}, one per key for this repository's life: what each
+   * version's lock access hands out.
    */
-  @Override
-  public DistributedLockHolder getDistributedLockHolder() {
-    opened();
-    synchronized (lockSource) {
-      if (lockHolder == null) {
-        lockHolder = new DistributedLockHolder(RegistryConsulLockCreator.TYPE, lockSource, null);
-      }
-      return lockHolder;
-    }
-  }
-
-  /**
-   * The lock of {@code lockKey}, one per key: how ShardingSphere 5.5.3 asks for locks (it replaced
-   * the holder with this method). Not tested against a 5.5.3 process.
-   */
-  public Optional<DistributedLock> getDistributedLock(String lockKey) {
+  protected final DistributedLock lockOf(String lockKey) {
     Utf8.key(lockKey);
     opened();
-    return Optional.of(locksByKey.computeIfAbsent(
-        lockKey, key -> new RegistryConsulLock(key, lockSource)));
+    return locksByKey.computeIfAbsent(lockKey, key -> new RegistryConsulLock(key, lockSource));
+  }
+
+  /** What the lock creator of ShardingSphere 5.5.1 and 5.5.2 gets as its client. */
+  protected final LockSource lockSource() {
+    opened();
+    return lockSource;
   }
 
   @Override
@@ -247,7 +237,7 @@ public final class RegistryConsulRepository implements ClusterPersistRepository 
     }
 
     <T> T call(NativeCall<T> body, Function<NativeStatusException, RuntimeException> errors) {
-      return RegistryConsulRepository.this.call(body, errors);
+      return AbstractConsulRepository.this.call(body, errors);
     }
   }
 }

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import java.lang.System.Logger.Level;
 import java.util.HashSet;
@@ -18,7 +18,7 @@ import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositor
  * another repository type.
  */
 final class BridgeProps {
-  private static final System.Logger LOG = System.getLogger("registry.consul.shardingsphere");
+  private static final System.Logger LOG = System.getLogger(BridgeProps.class.getPackageName());
   static final String NAMESPACE = "namespace";
   static final String SERVER_LISTS = "server-lists";
 

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import org.apache.shardingsphere.mode.repository.cluster.exception.ClusterRepositoryPersistException;
 
@@ -15,6 +15,17 @@ final class Errors {
     if (failure.getCode() == NativeStatusException.INVALID_ARGUMENT) {
       return new IllegalArgumentException(failure.getMessage(), failure);
     }
-    return new ClusterRepositoryPersistException(failure);
+    return PersistFailure.of(failure);
+  }
+
+  /**
+   * Kept apart so that ShardingSphere's exception class (and the exception hierarchy of its infra
+   * modules behind it) is loaded on the first failure, not by the verifier on the first call:
+   * the classes of {@link Errors} and of every call site name only {@link RuntimeException}.
+   */
+  private static final class PersistFailure {
+    static RuntimeException of(NativeStatusException failure) {
+      return new ClusterRepositoryPersistException(failure);
+    }
   }
 }

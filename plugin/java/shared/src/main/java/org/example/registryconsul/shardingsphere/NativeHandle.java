@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -12,7 +12,7 @@ import java.time.Duration;
  * that does not return.
  */
 final class NativeHandle {
-  private static final System.Logger LOG = System.getLogger("registry.consul.shardingsphere");
+  private static final System.Logger LOG = System.getLogger(NativeHandle.class.getPackageName());
 
   private final long address;
   private int callsInFlight; // guarded by this

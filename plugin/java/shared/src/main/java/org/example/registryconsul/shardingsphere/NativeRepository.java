@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 /**
  * The native methods of the glue library (registered by its JNI_OnLoad). A {@code handle} is a

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 

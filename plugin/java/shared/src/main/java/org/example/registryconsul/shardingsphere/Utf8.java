@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import java.nio.charset.StandardCharsets;
 

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere;
+package org.example.registryconsul.shardingsphere;
 
 import java.lang.System.Logger.Level;
 import org.apache.shardingsphere.mode.event.DataChangedEvent;
@@ -11,7 +11,7 @@ import org.apache.shardingsphere.mode.repository.cluster.listener.DataChangedEve
  * up the others. What a listener throws is logged and the watch goes on.
  */
 final class WatchSink {
-  private static final System.Logger LOG = System.getLogger("registry.consul.shardingsphere");
+  private static final System.Logger LOG = System.getLogger(WatchSink.class.getPackageName());
   private static final ThreadLocal<Boolean> IN_LISTENER = ThreadLocal.withInitial(() -> false);
   // The plugin's event types, in its numbering (0 added, 1 updated, 2 deleted).
   private static final DataChangedEvent.Type[] TYPES = {

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import java.io.IOException;
 import java.net.URI;

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -111,7 +111,7 @@ class BadInputTest {
   @Test
   void aLockNameThatIsNotValidUtf16IsIllegalArgument() {
     Consumer<String> lock =
-        name -> repository.getDistributedLockHolder().getDistributedLock(name).tryLock(100);
+        name -> HostLocks.lock(repository, name).tryLock(100);
     assertThrows(IllegalArgumentException.class, () -> lock.accept(""));
     assertThrows(IllegalArgumentException.class,
         () -> lock.accept("/lock/global/locks/" + UNPAIRED_SURROGATE));

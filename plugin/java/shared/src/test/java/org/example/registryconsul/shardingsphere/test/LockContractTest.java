@@ -1,7 +1,8 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -48,9 +49,7 @@ class LockContractTest {
   }
 
   private static DistributedLock lock(ClusterPersistRepository owner, String name) {
-    assertNotNull(owner.getDistributedLockHolder(), "getDistributedLockHolder() after init");
-    DistributedLock lock =
-        owner.getDistributedLockHolder().getDistributedLock("/lock/global/locks/" + name);
+    DistributedLock lock = HostLocks.lock(owner, "/lock/global/locks/" + name);
     assertNotNull(lock, name);
     return lock;
   }
@@ -139,35 +138,10 @@ class LockContractTest {
     }
   }
 
-  /**
-   * ShardingSphere 5.5.3's way to ask for a lock, which the compile-only 5.5.1 declarations lack:
-   * called by reflection, it must exclude another instance holding the same key.
-   */
+  /** A key's lock is one object for the repository's life, as both versions' callers expect. */
   @Test
-  void getDistributedLockOfShardingSphere553ExcludesAnotherInstance() throws Exception {
-    ClusterPersistRepository other = TestServer.open(namespace, 3);
-    try {
-      Object found = repository.getClass()
-                         .getMethod("getDistributedLock", String.class)
-                         .invoke(repository, "/lock/global/locks/v553");
-      DistributedLock mine = (DistributedLock) ((java.util.Optional<?>) found).orElseThrow();
-      assertTrue(mine.tryLock(5000));
-      try {
-        assertFalse(onOtherThread(() -> lock(other, "v553").tryLock(300)));
-      } finally {
-        mine.unlock();
-      }
-      assertTrue(onOtherThread(() -> {
-        DistributedLock theirs = lock(other, "v553");
-        boolean taken = theirs.tryLock(5000);
-        if (taken) {
-          theirs.unlock();
-        }
-        return taken;
-      }));
-    } finally {
-      other.close();
-    }
+  void oneKeyGivesOneLock() {
+    assertSame(lock(repository, "same"), lock(repository, "same"));
   }
 
   @Test

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +12,7 @@ import java.util.logging.Logger;
  * to java.util.logging (there is no other logging provider on the tests' class path).
  */
 final class LogCapture extends Handler implements AutoCloseable {
-  private static final String BRIDGE_LOGGER = "registry.consul.shardingsphere";
+  private static final String BRIDGE_LOGGER = "org.example.registryconsul.shardingsphere";
 
   // Held here: java.util.logging keeps loggers weakly, and a collected logger loses its handler.
   private final Logger logger = Logger.getLogger(BRIDGE_LOGGER);

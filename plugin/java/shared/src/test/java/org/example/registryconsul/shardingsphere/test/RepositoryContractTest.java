@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -173,8 +173,7 @@ class RepositoryContractTest {
     assertThrows(IllegalStateException.class, () -> closed.watch("/closed", event -> {}));
     // Some step of taking a lock must refuse: the holder, the lock or tryLock.
     assertThrows(IllegalStateException.class,
-        () -> closed.getDistributedLockHolder().getDistributedLock("/lock/global/locks/closed")
-                  .tryLock(100));
+        () -> HostLocks.lock(closed, "/lock/global/locks/closed").tryLock(100));
     assertEquals("value", repository.query("/closed/key"));  // the data outlives the instance
   }
 
@@ -186,5 +185,31 @@ class RepositoryContractTest {
     // Every call after close refuses, this one too: whether the key had listeners or not.
     assertThrows(IllegalStateException.class, () -> closed.removeDataListener("/closed/watched"));
     assertThrows(IllegalStateException.class, () -> closed.removeDataListener("/closed/never"));
+  }
+
+  /**
+   * ShardingSphere reserves worker ids with exclusive claims as an instance starts, and claims
+   * the next free id again at once when refused: a cleanly closed instance's reservation must be
+   * free for the next instance at once, as after a ZooKeeper close, not after Consul's 15 s
+   * lock-delay (the default this test keeps).
+   */
+  @Test
+  void aClosedInstancesExclusiveKeyIsClaimedAtOnceDespiteTheDefaultLockDelay() {
+    java.util.Properties props = TestServer.props(3);
+    props.remove("sessionLockDelayMilliseconds");
+    ClusterPersistRepository closed = TestServer.open(namespace, props);
+    ClusterPersistRepository next = TestServer.open(namespace, props);
+    try {
+      assertTrue(closed.persistExclusiveEphemeral("/reservation/worker_id/7", "closed"));
+      closed.close();
+      long start = System.nanoTime();
+      assertTrue(next.persistExclusiveEphemeral("/reservation/worker_id/7", "next"));
+      long tookMillis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+      assertTrue(tookMillis < 7500, "the claim took " + tookMillis + " ms: the lock-delay was met");
+      assertEquals("next", repository.query("/reservation/worker_id/7"));
+    } finally {
+      TestServer.closeQuietly(closed);
+      TestServer.closeQuietly(next);
+    }
   }
 }

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,13 +8,14 @@ import java.util.Properties;
 import java.util.ServiceLoader;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.apache.shardingsphere.infra.spi.type.typed.TypedSPILoader;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
 
 /**
  * The server the tests run against, as the driver (integration/java) passes it in system
  * properties, and the way ShardingSphere finds and starts a repository: ServiceLoader, the
- * provider whose type is "Consul" in any case, init(props), then init(config, context).
+ * provider whose type is "Consul" in any case, through ShardingSphere's real TypedSPILoader.
  */
 final class TestServer {
   /** Every system property of the driver starts with this; a worker JVM gets them all. */
@@ -76,7 +77,11 @@ final class TestServer {
     return props;
   }
 
-  /** A fresh provider instance of type "Consul", found as ShardingSphere finds it. */
+  /**
+   * A fresh provider instance of type "Consul", found by ShardingSphere's own loader (which
+   * constructs every registered provider on each lookup and matches the type in any case); no
+   * other provider of that type may be on the class path.
+   */
   static ClusterPersistRepository discover() {
     List<ClusterPersistRepository> matches = new ArrayList<>();
     for (ClusterPersistRepository each : ServiceLoader.load(ClusterPersistRepository.class)) {
@@ -88,13 +93,16 @@ final class TestServer {
       throw new AssertionError("expected one ClusterPersistRepository of type Consul, found "
           + matches.size() + ": " + matches);
     }
-    return matches.get(0);
+    return TypedSPILoader.getService(ClusterPersistRepository.class, "Consul");
   }
 
-  /** A repository of `namespace` with `props`, initialised as ShardingSphere does. */
+  /**
+   * A repository of `namespace` with `props`, started as ShardingSphere starts it: its loader's
+   * lookup with the props (which calls init(props)), then init(config, context).
+   */
   static ClusterPersistRepository open(String namespace, Properties props) {
-    ClusterPersistRepository repository = discover();
-    repository.init(props);
+    ClusterPersistRepository repository =
+        TypedSPILoader.getService(ClusterPersistRepository.class, "Consul", props);
     repository.init(
         new ClusterPersistRepositoryConfiguration("Consul", namespace, serverLists(), props),
         null);

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,8 +31,7 @@ class ThreadLifecycleTest {
     repository.persist(root + "/b", "2");
     first.next(Duration.ofSeconds(10));
     second.next(Duration.ofSeconds(10));
-    DistributedLock lock =
-        repository.getDistributedLockHolder().getDistributedLock("/lock/global/locks/life");
+    DistributedLock lock = HostLocks.lock(repository, "/lock/global/locks/life");
     assertTrue(lock.tryLock(5000));
     lock.unlock();
     List<Thread> listenerThreads = new ArrayList<>(first.callingThreads());

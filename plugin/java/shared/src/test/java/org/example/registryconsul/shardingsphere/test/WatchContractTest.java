@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class WatchContractTest {
   private static final Duration EVENT_WAIT = Duration.ofSeconds(10);
-  private static final String CLOSE_WAIT_PROPERTY = "registry.consul.shardingsphere.closeWaitMillis";
+  private static final String CLOSE_WAIT_PROPERTY =
+      "org.example.registryconsul.shardingsphere.closeWaitMillis";
 
   private static ClusterPersistRepository repository;
 
@@ -229,7 +230,7 @@ class WatchContractTest {
   // The glue's count of its per-watch JNI global references (package-private in the bridge).
   private static long liveGlobalRefs() throws Exception {
     Method count =
-        Class.forName("registry.consul.shardingsphere.NativeRepository")
+        Class.forName("org.example.registryconsul.shardingsphere.NativeRepository")
             .getDeclaredMethod("liveGlobalRefs");
     count.setAccessible(true);
     return (Long) count.invoke(null);

@@ -1,8 +1,9 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import org.apache.shardingsphere.infra.spi.type.typed.TypedSPILoader;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 
@@ -18,6 +19,10 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
  *   count NAMESPACE LOCK_KEY COUNTER_KEY ITERATIONS
  *       prints "@ready", waits for a "go" line, then ITERATIONS times: tryLock, read the
  *       counter, write it + 1, unlock; prints "@section START_NANOS END_NANOS" for each hold.
+ *   start NAMESPACE
+ *       looks up a type no provider has (ShardingSphere's loader constructs every provider,
+ *       this jar's too: "@others-load" if that worked), then starts the Consul repository:
+ *       "@started", or "@refused CLASS: MESSAGE" with what init threw.
  * </pre>
  */
 public final class Worker {
@@ -37,6 +42,9 @@ public final class Worker {
         break;
       case "count":
         count(args, stdin);
+        break;
+      case "start":
+        start(args);
         break;
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
@@ -61,7 +69,7 @@ public final class Worker {
 
   private static void count(String[] args, BufferedReader stdin) throws Exception {
     ClusterPersistRepository repository = TestServer.open(args[1], 3);
-    DistributedLock lock = repository.getDistributedLockHolder().getDistributedLock(args[2]);
+    DistributedLock lock = HostLocks.lock(repository, args[2]);
     int iterations = Integer.parseInt(args[4]);
     say("ready");
     if (!"go".equals(stdin.readLine())) {
@@ -84,5 +92,21 @@ public final class Worker {
     }
     repository.close();
     say("done");
+  }
+
+  private static void start(String[] args) {
+    if (TypedSPILoader.findService(ClusterPersistRepository.class, "NoSuchRepositoryType")
+        .isEmpty()) {
+      say("others-load");
+    }
+    ClusterPersistRepository repository = null;
+    try {
+      repository = TestServer.open(args[1], 3);
+      say("started");
+    } catch (RuntimeException | LinkageError refused) {
+      say("refused " + refused.getClass().getName() + ": " + refused.getMessage());
+    } finally {
+      TestServer.closeQuietly(repository);
+    }
   }
 }

@@ -1,4 +1,4 @@
-package registry.consul.shardingsphere.test;
+package org.example.registryconsul.shardingsphere.test;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,6 +21,15 @@ final class WorkerProcess implements AutoCloseable {
   private final Thread reader;
 
   WorkerProcess(String... args) throws IOException {
+    this(System.getProperty("java.class.path"), List.of(args));
+  }
+
+  /** A Worker on another class path (the same JVM, library path and test properties). */
+  static WorkerProcess onClassPath(String classPath, String... args) throws IOException {
+    return new WorkerProcess(classPath, List.of(args));
+  }
+
+  private WorkerProcess(String classPath, List<String> args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Djava.library.path=" + System.getProperty("java.library.path", ""));
@@ -31,9 +40,9 @@ final class WorkerProcess implements AutoCloseable {
       }
     }
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(classPath);
     command.add(Worker.class.getName());
-    command.addAll(List.of(args));
+    command.addAll(args);
     process = new ProcessBuilder(command).redirectErrorStream(true).start();
     reader = new Thread(this::readOutput, "worker-output-" + process.pid());
     reader.setDaemon(true);
