@@ -117,5 +117,7 @@ TEST_F(REGISTRY_BRIDGE_SUITE, TwoJvms) { RunJUnitClass("TwoJvmTest"); }
 
 TEST_F(REGISTRY_BRIDGE_SUITE, HostVersion) { RunJUnitClass("HostVersionTest"); }
 
+TEST_F(REGISTRY_BRIDGE_SUITE, SessionLoss) { RunJUnitClass("SessionLossTest"); }
+
 }  // namespace
 }  // namespace registry::integration

@@ -44,7 +44,12 @@ bool InitJniCache(JavaVM* vm, JNIEnv* env) {
   if (sink == nullptr) return false;
   cache.sink_deliver = env->GetMethodID(sink, "deliver", "(I[B[B)V");
   env->DeleteLocalRef(sink);
-  return cache.sink_deliver != nullptr;
+  if (cache.sink_deliver == nullptr) return false;
+  jclass connection = env->FindClass("org/example/registryconsul/shardingsphere/ConnectionSink");
+  if (connection == nullptr) return false;
+  cache.connection_changed = env->GetMethodID(connection, "changed", "(I)V");
+  env->DeleteLocalRef(connection);
+  return cache.connection_changed != nullptr;
 }
 
 const JniCache& Jni() { return cache; }

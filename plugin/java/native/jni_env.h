@@ -28,7 +28,8 @@ struct JniCache {
   jclass byte_array = nullptr;        // byte[]
   jclass status_exception = nullptr;  // NativeStatusException(int code, byte[] utf8Message)
   jmethodID status_exception_init = nullptr;
-  jmethodID sink_deliver = nullptr;  // WatchSink.deliver(int type, byte[] key, byte[] value)
+  jmethodID sink_deliver = nullptr;        // WatchSink.deliver(int type, byte[] key, byte[] value)
+  jmethodID connection_changed = nullptr;  // ConnectionSink.changed(int state)
 };
 
 // Fills the cache; false (with a Java exception pending) if a class or method is missing.

@@ -166,6 +166,27 @@ jlong Watch(JNIEnv* env, jclass, jlong handle, jbyteArray key, jobject sink) {
   });
 }
 
+// Tells the Java sink of a connection state on the calling plugin thread (a listener worker,
+// attached on first use; never the thread that renews the session).
+void DeliverState(const GlobalRef& sink, ConnectionState state) {
+  JNIEnv* env = AttachedEnv();
+  if (env == nullptr) return;
+  env->CallVoidMethod(sink.get(), Jni().connection_changed, static_cast<jint>(state));
+  // ConnectionSink.changed catches what its work throws; see Deliver.
+  if (env->ExceptionCheck()) env->ExceptionClear();
+}
+
+jlong AddConnectionListener(JNIEnv* env, jclass, jlong handle, jobject sink) {
+  return Guard(env, jlong{0}, [&]() -> absl::StatusOr<jlong> {
+    // As Watch's: deleted when the plugin frees the listener (at the repository's destruction).
+    auto ref = std::make_shared<const GlobalRef>(env, sink);
+    absl::StatusOr<int> id = Repo(handle)->repository().AddConnectionListenerOrError(
+        [ref](ConnectionState state) { DeliverState(*ref, state); });
+    if (!id.ok()) return id.status();
+    return static_cast<jlong>(*id);
+  });
+}
+
 void RemoveWatch(JNIEnv*, jclass, jlong handle, jlong id) {
   Repo(handle)->repository().RemoveWatch(static_cast<Repository::WatchId>(id));
 }
@@ -219,6 +240,9 @@ const JNINativeMethod kMethods[] = {
      reinterpret_cast<void*>(&Watch)},
     {const_cast<char*>("removeWatch"), const_cast<char*>("(JJ)V"),
      reinterpret_cast<void*>(&RemoveWatch)},
+    {const_cast<char*>("addConnectionListener"),
+     const_cast<char*>("(JLorg/example/registryconsul/shardingsphere/ConnectionSink;)J"),
+     reinterpret_cast<void*>(&AddConnectionListener)},
     {const_cast<char*>("lock"), const_cast<char*>("(J[B)J"), reinterpret_cast<void*>(&Lock)},
     {const_cast<char*>("tryLock"), const_cast<char*>("(JJJ)Z"), reinterpret_cast<void*>(&TryLock)},
     {const_cast<char*>("unlock"), const_cast<char*>("(JJ)V"), reinterpret_cast<void*>(&Unlock)},

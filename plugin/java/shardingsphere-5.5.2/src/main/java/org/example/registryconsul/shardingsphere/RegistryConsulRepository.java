@@ -1,5 +1,7 @@
 package org.example.registryconsul.shardingsphere;
 
+import org.apache.shardingsphere.mode.node.path.metadata.ComputeNodePath;
+import org.apache.shardingsphere.mode.node.path.metadata.ReservationNodePath;
 import org.apache.shardingsphere.mode.repository.cluster.lock.holder.DistributedLockHolder;
 
 /**
@@ -19,5 +21,15 @@ public final class RegistryConsulRepository extends AbstractConsulRepository {
       lockHolder = new DistributedLockHolder(RegistryConsulLockCreator.TYPE, lockSource(), null);
     }
     return lockHolder;
+  }
+
+  @Override
+  protected String workerIdPath(String instanceId) {
+    return ComputeNodePath.getWorkerIdPath(instanceId);
+  }
+
+  @Override
+  protected String workerIdReservationPath(int workerId) {
+    return ReservationNodePath.getWorkerIdReservationPath(workerId);
   }
 }

@@ -1,6 +1,9 @@
 package org.example.registryconsul.shardingsphere;
 
 import java.util.Optional;
+import org.apache.shardingsphere.mode.node.path.engine.generator.NodePathGenerator;
+import org.apache.shardingsphere.mode.node.path.type.global.node.compute.workerid.ComputeNodeWorkerIDNodePath;
+import org.apache.shardingsphere.mode.node.path.type.global.reservation.WorkerIDReservationNodePath;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 
 /**
@@ -16,5 +19,15 @@ public final class RegistryConsulRepository extends AbstractConsulRepository {
   @Override
   public Optional<DistributedLock> getDistributedLock(String lockKey) {
     return Optional.of(lockOf(lockKey));
+  }
+
+  @Override
+  protected String workerIdPath(String instanceId) {
+    return NodePathGenerator.toPath(new ComputeNodeWorkerIDNodePath(instanceId));
+  }
+
+  @Override
+  protected String workerIdReservationPath(int workerId) {
+    return NodePathGenerator.toPath(new WorkerIDReservationNodePath(workerId));
   }
 }

@@ -1,9 +1,11 @@
 package org.example.registryconsul.shardingsphere;
 
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
@@ -40,10 +42,14 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
   static final String CLOSE_WAIT_PROPERTY =
       AbstractConsulRepository.class.getPackageName() + ".closeWaitMillis";
 
+  private static final System.Logger LOG =
+      System.getLogger(AbstractConsulRepository.class.getPackageName());
+
   private final Map<String, List<Long>> watchIdsByKey = new ConcurrentHashMap<>();
   private final LockSource lockSource = new LockSource();
   private final Map<String, DistributedLock> locksByKey = new ConcurrentHashMap<>();
   private volatile NativeHandle handle;
+  private volatile ComputeNodeInstanceContext instanceContext; // set once, by init
 
   @Override
   public Object getType() {
@@ -64,7 +70,44 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
     } catch (NativeStatusException e) {
       throw Errors.of(e);
     }
+    if (ctx != null) {
+      instanceContext = ctx;
+      ConnectionSink sink = new ConnectionSink(handle, this::afterSessionLoss);
+      call(address -> NativeRepository.addConnectionListener(address, sink));
+    }
   }
+
+  /**
+   * What ShardingSphere's ZooKeeper repository does when its session comes back after a loss,
+   * adapted to a plugin that binds every ephemeral key to the new session itself (the instance
+   * is online again without help): an exclusive key another instance took meanwhile is not taken
+   * back. If that was this instance's worker id reservation, the worker id is no longer its own:
+   * its record goes, and ShardingSphere's generator reserves a free one.
+   */
+  private void afterSessionLoss() {
+    ComputeNodeInstanceContext ctx = instanceContext;
+    int workerId = ctx.getWorkerId();
+    if (workerId < 0) {
+      return; // no worker id in use (ShardingSphere makes one on first need)
+    }
+    String instanceId = ctx.getInstance().getMetaData().getId();
+    String holder = query(workerIdReservationPath(workerId));
+    if (instanceId.equals(holder)) {
+      return; // the reservation was taken back with the rest
+    }
+    LOG.log(Level.WARNING, "worker id " + workerId + " of instance " + instanceId
+        + " was reserved by " + holder + " while this instance's Consul session was lost; "
+        + "reserving another");
+    delete(workerIdPath(instanceId));
+    int generated = ctx.generateWorkerId(new Properties());
+    LOG.log(Level.INFO, "instance " + instanceId + " now has worker id " + generated);
+  }
+
+  /** Where ShardingSphere keeps the worker id of {@code instanceId} (this version's layout). */
+  protected abstract String workerIdPath(String instanceId);
+
+  /** Where ShardingSphere reserves {@code workerId} (this version's layout). */
+  protected abstract String workerIdReservationPath(int workerId);
 
   @Override
   public String query(String key) {

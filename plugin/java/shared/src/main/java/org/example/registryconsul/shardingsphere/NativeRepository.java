@@ -45,6 +45,13 @@ final class NativeRepository {
    */
   static native long watch(long handle, byte[] key, WatchSink sink) throws NativeStatusException;
 
+  /**
+   * Tells {@code sink} of the repository's connection states, on plugin threads attached to the
+   * JVM, until the repository is destroyed. Returns the listener id.
+   */
+  static native long addConnectionListener(long handle, ConnectionSink sink)
+      throws NativeStatusException;
+
   /** When it returns the sink is not called again (except a call of the removing thread). */
   static native void removeWatch(long handle, long watchId);
 

@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * The test's own look at the server, past the bridge, with the admin token: which session holds
- * a key, whether a session still exists. Plain HTTP only (the consul-tls server wants a client
+ * a key, whether a session still exists; and the end of a session, as Consul invalidates one. Plain HTTP only (the consul-tls server wants a client
  * certificate Java cannot read from the test's PEM files without more code than it is worth).
  */
 final class AdminConsul {
@@ -29,8 +29,15 @@ final class AdminConsul {
   }
 
   private static String get(String path) throws IOException, InterruptedException {
-    HttpRequest.Builder request = HttpRequest.newBuilder(
-        URI.create("http://" + TestServer.serverLists() + path)).timeout(Duration.ofSeconds(5));
+    return send("GET", path);
+  }
+
+  private static String send(String method, String path)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://" + TestServer.serverLists() + path))
+            .timeout(Duration.ofSeconds(5))
+            .method(method, HttpRequest.BodyPublishers.noBody());
     String token = System.getProperty(TestServer.PROPERTY_PREFIX + "adminToken", "");
     if (!token.isEmpty()) {
       request.header("X-Consul-Token", token);
@@ -41,7 +48,8 @@ final class AdminConsul {
       return "";
     }
     if (response.statusCode() != 200) {
-      throw new IOException("GET " + path + ": " + response.statusCode() + " " + response.body());
+      throw new IOException(
+          method + " " + path + ": " + response.statusCode() + " " + response.body());
     }
     return response.body();
   }
@@ -54,6 +62,11 @@ final class AdminConsul {
     String body = get("/v1/kv/" + namespace + key + "?consistent");
     Matcher matcher = SESSION.matcher(body);
     return matcher.find() ? matcher.group(1) : "";
+  }
+
+  /** Ends session `id` as Consul does when it invalidates a session (its keys go at once). */
+  static void destroySession(String id) throws IOException, InterruptedException {
+    send("PUT", "/v1/session/destroy/" + URLEncoder.encode(id, StandardCharsets.UTF_8));
   }
 
   /** Whether session `id` exists on the server. */

@@ -8,6 +8,7 @@ import java.util.Properties;
 import java.util.ServiceLoader;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
 import org.apache.shardingsphere.infra.spi.type.typed.TypedSPILoader;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
@@ -101,11 +102,17 @@ final class TestServer {
    * lookup with the props (which calls init(props)), then init(config, context).
    */
   static ClusterPersistRepository open(String namespace, Properties props) {
+    return open(namespace, props, null);
+  }
+
+  /** As open(namespace, props), handing the repository `context` as ShardingSphere does. */
+  static ClusterPersistRepository open(
+      String namespace, Properties props, ComputeNodeInstanceContext context) {
     ClusterPersistRepository repository =
         TypedSPILoader.getService(ClusterPersistRepository.class, "Consul", props);
     repository.init(
         new ClusterPersistRepositoryConfiguration("Consul", namespace, serverLists(), props),
-        null);
+        context);
     return repository;
   }
 
