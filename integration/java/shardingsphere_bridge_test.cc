@@ -119,5 +119,9 @@ TEST_F(REGISTRY_BRIDGE_SUITE, HostVersion) { RunJUnitClass("HostVersionTest"); }
 
 TEST_F(REGISTRY_BRIDGE_SUITE, SessionLoss) { RunJUnitClass("SessionLossTest"); }
 
+#ifdef REGISTRY_JDBC_CLUSTER_TEST
+TEST_F(REGISTRY_BRIDGE_SUITE, JdbcCluster) { RunJUnitClass("JdbcClusterTest"); }
+#endif
+
 }  // namespace
 }  // namespace registry::integration

@@ -3,6 +3,11 @@ package org.example.registryconsul.shardingsphere.test;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import org.apache.shardingsphere.infra.spi.type.typed.TypedSPILoader;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
@@ -19,6 +24,9 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
  *   count NAMESPACE LOCK_KEY COUNTER_KEY ITERATIONS
  *       prints "@ready", waits for a "go" line, then ITERATIONS times: tryLock, read the
  *       counter, write it + 1, unlock; prints "@section START_NANOS END_NANOS" for each hold.
+ *   jdbc YAML_PATH
+ *       opens ShardingSphere-JDBC on the YAML (another instance of its cluster) and prints
+ *       "@rows N", N the row count of its table t_order; then exits.
  *   start NAMESPACE
  *       looks up a type no provider has (ShardingSphere's loader constructs every provider,
  *       this jar's too: "@others-load" if that worked), then starts the Consul repository:
@@ -45,6 +53,9 @@ public final class Worker {
         break;
       case "start":
         start(args);
+        break;
+      case "jdbc":
+        jdbc(args);
         break;
       default:
         throw new IllegalArgumentException("unknown command " + args[0]);
@@ -107,6 +118,25 @@ public final class Worker {
       say("refused " + refused.getClass().getName() + ": " + refused.getMessage());
     } finally {
       TestServer.closeQuietly(repository);
+    }
+  }
+
+  private static void jdbc(String[] args) throws SQLException {
+    try (Connection connection =
+             DriverManager.getConnection("jdbc:shardingsphere:absolutepath:" + args[1]);
+         Statement statement = connection.createStatement()) {
+      say("rows " + count(statement, "SELECT COUNT(*) FROM t_order"));
+    }
+    System.exit(0); // ShardingSphere's pools and executors keep the JVM otherwise
+  }
+
+  /** The single number `sql` selects. */
+  static long count(Statement statement, String sql) throws SQLException {
+    try (ResultSet result = statement.executeQuery(sql)) {
+      if (!result.next()) {
+        throw new SQLException("no row from " + sql);
+      }
+      return result.getLong(1);
     }
   }
 }
