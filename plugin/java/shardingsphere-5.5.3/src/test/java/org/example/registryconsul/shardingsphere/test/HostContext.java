@@ -2,36 +2,26 @@ package org.example.registryconsul.shardingsphere.test;
 
 import java.util.HashSet;
 import java.util.Set;
-import org.apache.shardingsphere.infra.config.mode.ModeConfiguration;
-import org.apache.shardingsphere.infra.instance.ComputeNodeInstance;
 import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
-import org.apache.shardingsphere.infra.instance.metadata.proxy.ProxyInstanceMetaData;
 import org.apache.shardingsphere.infra.instance.workerid.WorkerIdGenerator;
-import org.apache.shardingsphere.infra.util.eventbus.EventBusContext;
 import org.apache.shardingsphere.mode.node.path.engine.generator.NodePathGenerator;
 import org.apache.shardingsphere.mode.node.path.type.global.node.compute.workerid.ComputeNodeWorkerIDNodePath;
 import org.apache.shardingsphere.mode.node.path.type.global.reservation.WorkerIDReservationNodePath;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 
 /**
- * A compute node's instance context as ShardingSphere 5.5.3 builds one in cluster mode, and its
- * node paths. 5.5.3's cluster worker id generator (in its cluster mode core) is not on Maven
- * Central, so the generator here does what 5.5.2's does, on 5.5.3's paths: an instance keeps the
- * id its record names; otherwise it reserves the smallest id no record names, by an exclusive
- * ephemeral key, and records it.
+ * What ShardingSphere 5.5.3 gives an instance context in cluster mode, and 5.5.3's node paths.
+ * 5.5.3's cluster worker id generator (in its cluster mode core) is not on Maven Central, so the
+ * generator here does what 5.5.2's does, on 5.5.3's paths: an instance keeps the id its record
+ * names; otherwise it reserves the smallest id no record names, by an exclusive ephemeral key, and
+ * records it.
  */
 final class HostContext {
   private HostContext() {}
 
-  /** The context of a Proxy instance `instanceId`, before the repository exists. */
-  static ComputeNodeInstanceContext newContext(String instanceId) {
-    return new ComputeNodeInstanceContext(
-        new ComputeNodeInstance(new ProxyInstanceMetaData(instanceId, 3307)),
-        new ModeConfiguration("Cluster", null), new EventBusContext());
-  }
-
   /** Gives `context` its worker id generator once `repository` is initialised. */
-  static void initWorkerIds(ComputeNodeInstanceContext context, ClusterPersistRepository repository) {
+  static void initWorkerIds(
+      ComputeNodeInstanceContext context, ClusterPersistRepository repository) {
     String instanceId = context.getInstance().getMetaData().getId();
     context.init(props -> workerIdOf(repository, instanceId));
   }

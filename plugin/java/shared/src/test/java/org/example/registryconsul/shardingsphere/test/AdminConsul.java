@@ -13,8 +13,9 @@ import java.util.regex.Pattern;
 
 /**
  * The test's own look at the server, past the bridge, with the admin token: which session holds
- * a key, whether a session still exists; and the end of a session, as Consul invalidates one. Plain HTTP only (the consul-tls server wants a client
- * certificate Java cannot read from the test's PEM files without more code than it is worth).
+ * a key, whether a session still exists; and the end of a session, as Consul ends one. Plain HTTP
+ * only (the consul-tls server wants a client certificate Java cannot read from the test's PEM
+ * files without more code than it is worth).
  */
 final class AdminConsul {
   private static final Pattern SESSION = Pattern.compile("\"Session\"\\s*:\\s*\"([^\"]+)\"");

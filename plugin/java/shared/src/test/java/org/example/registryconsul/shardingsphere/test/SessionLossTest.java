@@ -28,8 +28,8 @@ class SessionLossTest {
   void anInstanceWhoseSessionWasLostIsOnlineAgainWithAWorkerIdNoOtherInstanceHolds()
       throws Exception {
     assumeTrue(AdminConsul.available(), "the test ends the session itself over plain HTTP");
-    ComputeNodeInstanceContext lostContext = HostContext.newContext("lost");
-    ComputeNodeInstanceContext otherContext = HostContext.newContext("other");
+    ComputeNodeInstanceContext lostContext = TestServer.newInstanceContext("lost");
+    ComputeNodeInstanceContext otherContext = TestServer.newInstanceContext("other");
     Properties props = TestServer.props(3);
     ClusterPersistRepository lost = TestServer.open(namespace, props, lostContext);
     ClusterPersistRepository other = TestServer.open(namespace, props, otherContext);
@@ -70,7 +70,7 @@ class SessionLossTest {
   @Test
   void anInstanceWhoseSessionWasLostKeepsItsWorkerIdWhenNobodyTookIt() throws Exception {
     assumeTrue(AdminConsul.available(), "the test ends the session itself over plain HTTP");
-    ComputeNodeInstanceContext context = HostContext.newContext("alone");
+    ComputeNodeInstanceContext context = TestServer.newInstanceContext("alone");
     ClusterPersistRepository repository =
         TestServer.open(namespace, TestServer.props(3), context);
     try {

@@ -8,8 +8,12 @@ import java.util.Properties;
 import java.util.ServiceLoader;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.apache.shardingsphere.infra.config.mode.ModeConfiguration;
+import org.apache.shardingsphere.infra.instance.ComputeNodeInstance;
 import org.apache.shardingsphere.infra.instance.ComputeNodeInstanceContext;
+import org.apache.shardingsphere.infra.instance.metadata.proxy.ProxyInstanceMetaData;
 import org.apache.shardingsphere.infra.spi.type.typed.TypedSPILoader;
+import org.apache.shardingsphere.infra.util.eventbus.EventBusContext;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepositoryConfiguration;
 
@@ -103,6 +107,16 @@ final class TestServer {
    */
   static ClusterPersistRepository open(String namespace, Properties props) {
     return open(namespace, props, null);
+  }
+
+  /**
+   * The context of a Proxy instance `instanceId` as ShardingSphere makes it before the repository
+   * (the same constructors in 5.5.2 and 5.5.3; its worker id generator: HostContext).
+   */
+  static ComputeNodeInstanceContext newInstanceContext(String instanceId) {
+    return new ComputeNodeInstanceContext(
+        new ComputeNodeInstance(new ProxyInstanceMetaData(instanceId, 3307)),
+        new ModeConfiguration("Cluster", null), new EventBusContext());
   }
 
   /** As open(namespace, props), handing the repository `context` as ShardingSphere does. */
