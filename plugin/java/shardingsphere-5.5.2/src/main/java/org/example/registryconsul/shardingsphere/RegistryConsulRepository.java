@@ -1,12 +1,12 @@
 package org.example.registryconsul.shardingsphere;
 
-import org.apache.shardingsphere.mode.node.path.metadata.ComputeNodePath;
-import org.apache.shardingsphere.mode.node.path.metadata.ReservationNodePath;
 import org.apache.shardingsphere.mode.repository.cluster.lock.holder.DistributedLockHolder;
 
 /**
- * ShardingSphere 5.5.1's and 5.5.2's cluster repository of {@code type: Consul} (see {@link
- * AbstractConsulRepository} for its semantics).
+ * ShardingSphere 5.5.2's cluster repository of {@code type: Consul} (see {@link
+ * AbstractConsulRepository} for its semantics). Constructed in whatever ShardingSphere the jar is
+ * put into, so its code hands around no ShardingSphere type another version may lack (see {@link
+ * WorkerIdNodes}); HostVersionTest constructs it in the other version.
  */
 public final class RegistryConsulRepository extends AbstractConsulRepository {
   private DistributedLockHolder lockHolder; // guarded by this
@@ -25,11 +25,11 @@ public final class RegistryConsulRepository extends AbstractConsulRepository {
 
   @Override
   protected String workerIdPath(String instanceId) {
-    return ComputeNodePath.getWorkerIdPath(instanceId);
+    return WorkerIdNodes.record(instanceId);
   }
 
   @Override
   protected String workerIdReservationPath(int workerId) {
-    return ReservationNodePath.getWorkerIdReservationPath(workerId);
+    return WorkerIdNodes.reservation(workerId);
   }
 }

@@ -1,14 +1,13 @@
 package org.example.registryconsul.shardingsphere;
 
 import java.util.Optional;
-import org.apache.shardingsphere.mode.node.path.engine.generator.NodePathGenerator;
-import org.apache.shardingsphere.mode.node.path.type.global.node.compute.workerid.ComputeNodeWorkerIDNodePath;
-import org.apache.shardingsphere.mode.node.path.type.global.reservation.WorkerIDReservationNodePath;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 
 /**
  * ShardingSphere 5.5.3's cluster repository of {@code type: Consul} (see {@link
- * AbstractConsulRepository} for its semantics).
+ * AbstractConsulRepository} for its semantics). Constructed in whatever ShardingSphere the jar is
+ * put into, so its code hands around no ShardingSphere type another version may lack (see {@link
+ * WorkerIdNodes}); HostVersionTest constructs it in the other version.
  */
 public final class RegistryConsulRepository extends AbstractConsulRepository {
   /**
@@ -23,11 +22,11 @@ public final class RegistryConsulRepository extends AbstractConsulRepository {
 
   @Override
   protected String workerIdPath(String instanceId) {
-    return NodePathGenerator.toPath(new ComputeNodeWorkerIDNodePath(instanceId));
+    return WorkerIdNodes.record(instanceId);
   }
 
   @Override
   protected String workerIdReservationPath(int workerId) {
-    return NodePathGenerator.toPath(new WorkerIDReservationNodePath(workerId));
+    return WorkerIdNodes.reservation(workerId);
   }
 }

@@ -61,7 +61,7 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
     if (handle != null) {
       throw new IllegalStateException("the Consul repository is already initialised");
     }
-    HostCheck.requireImplemented(getClass());
+    HostCheck.requireSupported(getClass());
     NativeLibrary.load();
     BridgeProps props = BridgeProps.of(config, BridgeProps.knownKeys(NativeRepository.knownProps()));
     try {
@@ -185,7 +185,7 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
     return locksByKey.computeIfAbsent(lockKey, key -> new RegistryConsulLock(key, lockSource));
   }
 
-  /** What the lock creator of ShardingSphere 5.5.1 and 5.5.2 gets as its client. */
+  /** What the lock creator of ShardingSphere 5.5.2 gets as its client. */
   protected final LockSource lockSource() {
     opened();
     return lockSource;

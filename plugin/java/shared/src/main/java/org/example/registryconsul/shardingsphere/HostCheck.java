@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.URL;
+import java.util.List;
 import java.util.Properties;
 import java.util.jar.Manifest;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
@@ -20,13 +21,35 @@ final class HostCheck {
   /** The manifest attribute naming the ShardingSphere versions a jar serves. */
   static final String VERSIONS_ATTRIBUTE = "ShardingSphere-Versions";
 
+  /**
+   * This system property set to {@code true} lets the jar start in a ShardingSphere version it was
+   * not tested on, as long as that version's repository interface is fully implemented.
+   */
+  static final String ALLOW_UNTESTED_PROPERTY =
+      HostCheck.class.getPackageName() + ".allowUntestedShardingSphere";
+
   private HostCheck() {}
+
+  /**
+   * Throws IllegalStateException unless the running ShardingSphere is a version this jar serves
+   * (or {@link #ALLOW_UNTESTED_PROPERTY} is set) and `repository` implements its interface.
+   */
+  static void requireSupported(Class<?> repository) {
+    String host = hostVersion();
+    String served = servedVersions();
+    boolean tested = List.of(served.split(",\\s*")).contains(host);
+    if (!tested && !Boolean.getBoolean(ALLOW_UNTESTED_PROPERTY)) {
+      throw new IllegalStateException(mismatch("this jar was not tested on it (the JVM system "
+          + "property " + ALLOW_UNTESTED_PROPERTY + "=true starts it anyway)"));
+    }
+    requireImplemented(repository);
+  }
 
   /**
    * Throws IllegalStateException when `repository` lacks a method the host's interface needs, or
    * names a ShardingSphere type the host does not have (reflecting on its methods then fails).
    */
-  static void requireImplemented(Class<?> repository) {
+  private static void requireImplemented(Class<?> repository) {
     for (Method needed : ClusterPersistRepository.class.getMethods()) {
       if (!Modifier.isAbstract(needed.getModifiers())) {
         continue; // a default method: the host's own

@@ -3,7 +3,7 @@ package org.example.registryconsul.shardingsphere.test;
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
 import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 
-/** How ShardingSphere 5.5.1 and 5.5.2 take a lock: through the repository's lock holder. */
+/** How ShardingSphere 5.5.2 takes a lock: through the repository's lock holder. */
 final class HostLocks {
   private HostLocks() {}
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The DistributedLockHolder of ShardingSphere 5.5.1/5.5.2, within one JVM. */
+/** The locks as each version hands them out (HostLocks), within one JVM. */
 @Timeout(60)
 class LockContractTest {
   private static String namespace;

@@ -27,9 +27,10 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
  *   jdbc YAML_PATH
  *       opens ShardingSphere-JDBC on the YAML (another instance of its cluster) and prints
  *       "@rows N", N the row count of its table t_order; then exits.
- *   start NAMESPACE
+ *   start NAMESPACE [allow-untested]
  *       looks up a type no provider has (ShardingSphere's loader constructs every provider,
- *       this jar's too: "@others-load" if that worked), then starts the Consul repository:
+ *       this jar's too: "@others-load" if that worked), then starts the Consul repository (with
+ *       allow-untested: as the JVM property allowUntestedShardingSphere=true lets it):
  *       "@started", or "@refused CLASS: MESSAGE" with what init threw.
  * </pre>
  */
@@ -106,6 +107,10 @@ public final class Worker {
   }
 
   private static void start(String[] args) {
+    if (args.length > 2 && args[2].equals("allow-untested")) {
+      System.setProperty(
+          "org.example.registryconsul.shardingsphere.allowUntestedShardingSphere", "true");
+    }
     if (TypedSPILoader.findService(ClusterPersistRepository.class, "NoSuchRepositoryType")
         .isEmpty()) {
       say("others-load");
