@@ -191,11 +191,23 @@ TEST(RegistryYamlTest, SyntaxErrorNamesItsLineAndColumn) {
                         {"YAML syntax error", "(line 3, column"}));
 }
 
+// GCC says it builds with a sanitizer by a macro, clang 14 through __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define REGISTRY_UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define REGISTRY_UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef REGISTRY_UNDER_SANITIZER
+#define REGISTRY_UNDER_SANITIZER 0
+#endif
+
 // Parses `text` under a time and memory limit and exits 0 iff it is a YAML syntax error. Runs in
 // a child process (EXPECT_EXIT), so an endless parse fails the test instead of stalling it.
 [[noreturn]] void ExitZeroIfSyntaxError(const char* text) {
   alarm(10);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !REGISTRY_UNDER_SANITIZER
   // Sanitizers reserve terabytes of address space: there the time limit alone guards.
   const rlimit memory = {1L << 30, 1L << 30};
   setrlimit(RLIMIT_AS, &memory);

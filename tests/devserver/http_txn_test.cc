@@ -72,14 +72,15 @@ TEST_F(HttpTxnTest, NumberBeyondADoubleIs400AndTheServerKeepsServing) {
 }
 
 TEST_F(HttpTxnTest, UnknownVerbIsAPerOpError) {
-  TestResponse response = client_->Put("/v1/txn", nlohmann::json({KvOp("explode", "k")}).dump());
+  TestResponse response =
+      client_->Put("/v1/txn", nlohmann::json::array({KvOp("explode", "k")}).dump());
   ASSERT_EQ(response.status, 409);
   EXPECT_EQ(response.Json()["Errors"][0]["What"], "unknown KV verb \"explode\"");
 }
 
 TEST_F(HttpTxnTest, ReadOnlyTransactionCarriesLeaderHeaders) {
   ASSERT_EQ(client_->Put("/v1/kv/r", "v").status, 200);
-  TestResponse response = client_->Put("/v1/txn", nlohmann::json({KvOp("get", "r")}).dump());
+  TestResponse response = client_->Put("/v1/txn", nlohmann::json::array({KvOp("get", "r")}).dump());
   ASSERT_EQ(response.status, 200);
   EXPECT_EQ(response.Header("x-consul-knownleader"), "true");
   EXPECT_EQ(response.Json()["KnownLeader"], true);
