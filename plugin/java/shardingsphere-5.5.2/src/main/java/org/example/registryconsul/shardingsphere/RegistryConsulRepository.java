@@ -22,14 +22,4 @@ public final class RegistryConsulRepository extends AbstractConsulRepository {
     }
     return lockHolder;
   }
-
-  @Override
-  protected String workerIdPath(String instanceId) {
-    return WorkerIdNodes.record(instanceId);
-  }
-
-  @Override
-  protected String workerIdReservationPath(int workerId) {
-    return WorkerIdNodes.reservation(workerId);
-  }
 }

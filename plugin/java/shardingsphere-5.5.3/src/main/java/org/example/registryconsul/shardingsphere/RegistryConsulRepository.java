@@ -19,14 +19,4 @@ public final class RegistryConsulRepository extends AbstractConsulRepository {
   public Optional<DistributedLock> getDistributedLock(String lockKey) {
     return Optional.of(lockOf(lockKey));
   }
-
-  @Override
-  protected String workerIdPath(String instanceId) {
-    return WorkerIdNodes.record(instanceId);
-  }
-
-  @Override
-  protected String workerIdReservationPath(int workerId) {
-    return WorkerIdNodes.reservation(workerId);
-  }
 }

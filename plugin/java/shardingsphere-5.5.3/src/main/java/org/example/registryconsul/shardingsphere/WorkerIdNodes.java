@@ -5,8 +5,8 @@ import org.apache.shardingsphere.mode.node.path.type.global.node.compute.workeri
 import org.apache.shardingsphere.mode.node.path.type.global.reservation.WorkerIDReservationNodePath;
 
 /**
- * Where ShardingSphere 5.5.3 keeps worker ids. Kept out of {@link RegistryConsulRepository}: that
- * class is constructed in every ShardingSphere the jar is put into (its loader constructs every
+ * Where ShardingSphere 5.5.3 keeps worker ids. Kept out of the repository classes: they are
+ * constructed in every ShardingSphere the jar is put into (its loader constructs every
  * provider), and verifying code that hands these classes around would load them, breaking the
  * loading of every repository type in a ShardingSphere that lacks them. This class is loaded only
  * once the repository started, so only in the version it serves.

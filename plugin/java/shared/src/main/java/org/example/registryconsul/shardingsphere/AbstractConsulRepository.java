@@ -82,7 +82,8 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
    * adapted to a plugin that binds every ephemeral key to the new session itself (the instance
    * is online again without help): an exclusive key another instance took meanwhile is not taken
    * back. If that was this instance's worker id reservation, the worker id is no longer its own:
-   * its record goes, and ShardingSphere's generator reserves a free one.
+   * its record goes, and ShardingSphere's generator reserves a free one. The node paths are the
+   * version's own: each version module has its {@code WorkerIdNodes}.
    */
   private void afterSessionLoss() {
     ComputeNodeInstanceContext ctx = instanceContext;
@@ -91,23 +92,17 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
       return; // no worker id in use (ShardingSphere makes one on first need)
     }
     String instanceId = ctx.getInstance().getMetaData().getId();
-    String holder = query(workerIdReservationPath(workerId));
+    String holder = query(WorkerIdNodes.reservation(workerId));
     if (instanceId.equals(holder)) {
       return; // the reservation was taken back with the rest
     }
     LOG.log(Level.WARNING, "worker id " + workerId + " of instance " + instanceId
         + " was reserved by " + holder + " while this instance's Consul session was lost; "
         + "reserving another");
-    delete(workerIdPath(instanceId));
+    delete(WorkerIdNodes.record(instanceId));
     int generated = ctx.generateWorkerId(new Properties());
     LOG.log(Level.INFO, "instance " + instanceId + " now has worker id " + generated);
   }
-
-  /** Where ShardingSphere keeps the worker id of {@code instanceId} (this version's layout). */
-  protected abstract String workerIdPath(String instanceId);
-
-  /** Where ShardingSphere reserves {@code workerId} (this version's layout). */
-  protected abstract String workerIdReservationPath(int workerId);
 
   @Override
   public String query(String key) {
