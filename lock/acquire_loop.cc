@@ -103,11 +103,13 @@ AcquireResult AcquireLoop::GiveUpAtDeadline() {
 
 std::string AcquireLoop::SessionForAttempt(std::optional<AcquireResult>* round) {
   absl::StatusOr<std::string> live = core_.SessionForAttempt(deadline_, request_deadline_);
+  // Asking for the session is part of the attempt: a call whose session cannot be created
+  // (Consul down or hanging) has attempted, and gives up at its deadline like any other.
+  attempted_ = true;
   if (!live.ok()) {
     *round = RetryAfter(live.status());
     return "";
   }
-  attempted_ = true;
   if (live->empty()) {  // a lost session is still being replaced: Consul may be down
     *round = CountFailure(
         absl::UnavailableError("no live instance session (the lost one is being replaced)"));

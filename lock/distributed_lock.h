@@ -61,7 +61,8 @@ class DistributedLock {
   // recomputed before every wait, and every request cut at the deadline, so the call returns by
   // then however slow the store is. Returns true iff the lock is now held; false when the
   // deadline passed first (never before it). A zero or negative timeout makes a single attempt
-  // that does not wait (re-entry still succeeds). After false or an error the caller holds
+  // that does not wait (re-entry still succeeds) and returns within the client's request
+  // timeout, the session's creation included. After false or an error the caller holds
   // nothing. Unavailable instead of false when the attempts were failing (store unreachable) at
   // the deadline; other errors as Lock().
   virtual absl::StatusOr<bool> TryLock(absl::Duration timeout) = 0;

@@ -103,7 +103,11 @@ absl::Status TwoTierLock::Lock() {
 
 absl::StatusOr<bool> TwoTierLock::TryLock(absl::Duration timeout) {
   const absl::Time now = absl::Now();
-  if (timeout <= absl::ZeroDuration()) return Acquire(now, absl::InfiniteFuture(), "TryLock");
+  // A single attempt: it does not wait for the lock, and its requests (the session's creation
+  // among them) end within one request timeout, however long Consul takes to answer.
+  if (timeout <= absl::ZeroDuration()) {
+    return Acquire(now, now + core_->client().options().request_timeout, "TryLock");
+  }
   return Acquire(now + timeout, now + timeout, "TryLock");
 }
 

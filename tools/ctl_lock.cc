@@ -93,11 +93,24 @@ int PollTimeoutMs(absl::Duration timeout) {
 // signal it closes the repository, so that the waiting lock call returns at once.
 class AcquireInterrupter {
  public:
-  AcquireInterrupter(SignalPipe* signals, plugin::PluginRepository* repository)
-      : thread_([this, signals, repository] { Run(signals, repository); }) {}
+  // Closes `repository` on SIGINT/SIGTERM, and once `first_attempt_deadline` passes unless
+  // FirstAttemptEnded() came first: the one attempt made before the announced wait is bounded
+  // only by the request timeout, and --timeout-ms must hold however slowly Consul answers it.
+  // (The announced wait is a TryLock with the deadline, which keeps it itself.)
+  AcquireInterrupter(SignalPipe* signals, plugin::PluginRepository* repository,
+                     absl::Time first_attempt_deadline)
+      : first_attempt_deadline_(first_attempt_deadline),
+        thread_([this, signals, repository] { Run(signals, repository); }) {}
   ~AcquireInterrupter() { Stop(); }
   AcquireInterrupter(const AcquireInterrupter&) = delete;
   AcquireInterrupter& operator=(const AcquireInterrupter&) = delete;
+
+  // The first attempt returned: the deadline no longer closes anything. False if the deadline
+  // had already closed the repository under it.
+  bool FirstAttemptEnded() {
+    int armed = kArmed;
+    return deadline_state_.compare_exchange_strong(armed, kDisarmed) || armed == kDisarmed;
+  }
 
   // Stops and joins the thread; returns the signal that interrupted, if one did.
   std::optional<int> Stop() {
@@ -110,10 +123,13 @@ class AcquireInterrupter {
   }
 
  private:
+  static constexpr int kArmed = 0, kDisarmed = 1, kCut = 2;
+
   void Run(SignalPipe* signals, plugin::PluginRepository* repository) {
     struct pollfd fds[2] = {{signals->fd(), POLLIN, 0}, {stop_.fd(), POLLIN, 0}};
     for (;;) {
-      if (poll(fds, 2, -1) < 0) {
+      const bool armed = deadline_state_.load() == kArmed;
+      if (poll(fds, 2, armed ? PollTimeoutMs(first_attempt_deadline_) : -1) < 0) {
         if (errno == EINTR) continue;
         return;
       }
@@ -123,11 +139,26 @@ class AcquireInterrupter {
         (void)repository->Close();  // its status is reported by the final Close
         return;
       }
+      int still_armed = kArmed;
+      if (absl::Now() >= first_attempt_deadline_ &&
+          deadline_state_.compare_exchange_strong(still_armed, kCut)) {
+        (void)repository->Close();
+        return;
+      }
     }
   }
+  // poll()'s timeout until `deadline`, rounded up so that it never wakes before it; -1: none.
+  static int PollTimeoutMs(absl::Time deadline) {
+    if (deadline == absl::InfiniteFuture()) return -1;
+    const absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
+    return static_cast<int>(std::min<int64_t>(
+        absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), INT32_MAX));
+  }
 
+  const absl::Time first_attempt_deadline_;
   EventFd stop_;
   std::atomic<int> signo_{0};
+  std::atomic<int> deadline_state_{kArmed};
   std::thread thread_;  // declared last: starts once the members it uses exist
 };
 
@@ -252,16 +283,18 @@ std::optional<int> AcquireForCommand(const CommandContext& context, const Held& 
   const std::string& what = held.what;
   absl::StatusOr<bool> acquired = false;
   std::optional<int> interrupted;
+  bool deadline_cut = false;
   {
-    AcquireInterrupter interrupter(context.signals, context.repository);
     const std::optional<absl::Duration>& timeout = context.options.lock_timeout;
     const absl::Time deadline =
         timeout.has_value() ? absl::Now() + *timeout : absl::InfiniteFuture();
+    AcquireInterrupter interrupter(context.signals, context.repository, deadline);
     // One attempt first, so that a wait is announced (and a script can tell it is waiting). A
     // failed attempt (say, a 500 from the server) is not final: the wait retries, and reports
     // what keeps failing.
     acquired = lock.TryLock(absl::ZeroDuration());
-    if (!(acquired.ok() && *acquired) && deadline > absl::Now()) {
+    deadline_cut = !interrupter.FirstAttemptEnded();
+    if (!deadline_cut && !(acquired.ok() && *acquired) && deadline > absl::Now()) {
       PrintLine(context.err, absl::StrCat("registryctl: ", what, ": waiting for ", held.wait_for));
       if (timeout.has_value()) {
         acquired = lock.TryLock(deadline - absl::Now());
@@ -277,6 +310,12 @@ std::optional<int> AcquireForCommand(const CommandContext& context, const Held& 
                  what.c_str(), *interrupted);
     if (acquired.ok() && *acquired) (void)lock.Unlock();
     return 128 + *interrupted;
+  }
+  if (deadline_cut) {
+    // The repository was closed under the call: its error would only say so.
+    std::fprintf(context.err, "registryctl: %s: Consul did not answer within %s (--timeout-ms)\n",
+                 what.c_str(), absl::FormatDuration(*context.options.lock_timeout).c_str());
+    return kExitError;
   }
   if (!acquired.ok()) return ReportError(context.err, what, acquired.status());
   if (!*acquired) {
