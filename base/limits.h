@@ -10,6 +10,8 @@
 #ifndef BASE_LIMITS_H_
 #define BASE_LIMITS_H_
 
+#include <cstddef>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -48,6 +50,13 @@ inline constexpr int kMaxTxnOperations = 128;
 // watch, lock and request of the process; 1 never splits a watch.
 inline constexpr int kDefaultWatchQueries = 32;
 inline constexpr int kMaxWatchQueries = 180;
+
+// The most one answer of a Consul server may hold (status line, headers and body): a larger one
+// fails its request (ResourceExhausted) instead of growing the process's memory with it. A
+// value is at most 512 KiB in Consul; the largest answers are listings of a whole tree, which
+// the repository has to hold anyway.
+inline constexpr size_t kDefaultMaxResponseBytes = size_t{128} << 20;
+inline constexpr size_t kMinResponseBytes = size_t{1} << 20;
 
 struct Timings {
   absl::Duration session_ttl = kDefaultSessionTtl;

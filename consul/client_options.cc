@@ -80,6 +80,11 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
                                                    absl::FormatDuration(options.blocking_margin),
                                                    ": must not be negative"));
   }
+  if (options.max_response_bytes < limits::kMinResponseBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_response_bytes ", options.max_response_bytes, ": must be at least ",
+                     limits::kMinResponseBytes));
+  }
   return ValidateTlsOptions(options);
 }
 

@@ -35,6 +35,8 @@ struct ClientOptions {
   absl::Duration request_timeout = limits::kDefaultRequestTimeout;
   // Added to wait + wait/16 for the client-side timeout of a blocking read.
   absl::Duration blocking_margin = absl::Seconds(5);
+  // The most one answer may hold (limits.h); a larger one fails its request.
+  size_t max_response_bytes = limits::kDefaultMaxResponseBytes;
 };
 
 // Validates `options`: server list, positive connect/request timeouts, non-negative margin, a

@@ -42,21 +42,6 @@ bool ReleaseOwnership(CURL* easy, const CurlExchange* exchange) {
   return true;
 }
 
-size_t OnHeader(char* data, size_t size, size_t count, void* user) {
-  auto* headers = static_cast<HeaderList*>(user);
-  absl::string_view line(data, size * count);
-  if (absl::StartsWith(line, "HTTP/")) {
-    headers->clear();  // a new response (e.g. after "100 Continue"): keep only the final one
-    return size * count;
-  }
-  size_t colon = line.find(':');
-  if (colon != absl::string_view::npos) {
-    headers->emplace_back(std::string(absl::StripAsciiWhitespace(line.substr(0, colon))),
-                          std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
-  }
-  return size * count;
-}
-
 long ToMillis(absl::Duration duration) {
   int64_t ms = absl::ToInt64Milliseconds(duration);
   if (duration > absl::ZeroDuration() && ms == 0) ms = 1;
@@ -88,6 +73,7 @@ CurlOptions CurlOptionsFrom(const ClientOptions& options) {
   curl.cert_file = options.cert_file;
   curl.key_file = options.key_file;
   curl.server_name = options.server_name;
+  curl.max_response_bytes = options.max_response_bytes;
   return curl;
 }
 
@@ -125,8 +111,36 @@ absl::Status CurlExchange::RedirectToServerName() {
   return absl::OkStatus();
 }
 
+bool CurlExchange::Admit(size_t bytes) {
+  // response_bytes_ never exceeds the limit: only admitted bytes are counted.
+  if (bytes > options_.max_response_bytes - response_bytes_) {
+    too_large_ = true;
+    return false;
+  }
+  response_bytes_ += bytes;
+  return true;
+}
+
+size_t CurlExchange::OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* exchange = static_cast<CurlExchange*>(user);
+  if (!exchange->Admit(size * count)) return 0;  // curl ends the transfer: CURLE_WRITE_ERROR
+  HeaderList& headers = exchange->response_.headers;
+  absl::string_view line(data, size * count);
+  if (absl::StartsWith(line, "HTTP/")) {
+    headers.clear();  // a new response (e.g. after "100 Continue"): keep only the final one
+    return size * count;
+  }
+  size_t colon = line.find(':');
+  if (colon != absl::string_view::npos) {
+    headers.emplace_back(std::string(absl::StripAsciiWhitespace(line.substr(0, colon))),
+                         std::string(absl::StripAsciiWhitespace(line.substr(colon + 1))));
+  }
+  return size * count;
+}
+
 size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
   auto* exchange = static_cast<CurlExchange*>(user);
+  if (!exchange->Admit(size * count)) return 0;  // curl ends the transfer: CURLE_WRITE_ERROR
   std::string& body = exchange->response_.body;
   if (body.empty()) {
     // A watch answer can be megabytes arriving in 16 KiB pieces: size the body once instead
@@ -134,7 +148,8 @@ size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
     curl_off_t length = -1;
     if (curl_easy_getinfo(exchange->easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) ==
             CURLE_OK &&
-        length > 0 && length <= kMaxBodyReserve) {
+        length > 0 && length <= kMaxBodyReserve &&
+        static_cast<size_t>(length) <= exchange->options_.max_response_bytes) {
       body.reserve(static_cast<size_t>(length));
     }
   }
@@ -190,7 +205,7 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, exchange.get());
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &exchange->response_.headers);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, exchange.get());
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, ToMillis(options.connect_timeout));
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, ToMillis(req.timeout));
   curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
@@ -233,6 +248,12 @@ absl::StatusOr<HttpResponse> CurlExchange::Finish(CURLcode result) {
   std::string detail =
       absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ", curl_easy_strerror(result));
   if (error_buffer_[0] != '\0') absl::StrAppend(&detail, " (", error_buffer_, ")");
+  if (too_large_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(RequestLabel(request_), ": ", request_.server, ": the answer is larger than ",
+                     options_.max_response_bytes,
+                     " bytes, the most one answer may hold (cut after ", response_bytes_, ")"));
+  }
   switch (result) {
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:

@@ -9,7 +9,7 @@
 // (timeouts, resets, truncated bodies); ConnectionError() (transport.h) when nothing was sent
 // (refused, unresolvable host, TLS handshake failure); CertificateError() (tls_errors.h), in
 // the user's words, when a certificate is rejected by either side; InvalidArgument for a
-// malformed URL.
+// malformed URL; ResourceExhausted for an answer larger than CurlOptions::max_response_bytes.
 // Messages start with RequestLabel(request), name the server, and never contain header values.
 //
 // Thread safety: an exchange is used by one thread at a time; distinct exchanges are
@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/limits.h"
 #include "consul/client_options.h"
 #include "consul/http_types.h"
 
@@ -36,6 +37,9 @@ struct CurlOptions {
   std::string cert_file{};    // client certificate (PEM) for https; empty = none
   std::string key_file{};     // its private key (PEM)
   std::string server_name{};  // https: name to verify and send as SNI instead of the host
+  // The most an answer may hold, headers and body: beyond it the transfer is cut (Finish():
+  // ResourceExhausted), so a server sending without end costs at most this much memory.
+  size_t max_response_bytes = limits::kDefaultMaxResponseBytes;
 };
 
 // The curl settings implied by `options`.
@@ -78,8 +82,12 @@ class CurlExchange {
   // CertificateError in the user's words, else one whose message is `detail`.
   absl::Status TlsAwareError(CURLcode result, absl::string_view detail, long request_bytes) const;
 
-  // CURLOPT_WRITEFUNCTION; `user` is the exchange.
+  // CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION; `user` is the exchange.
   static size_t OnBody(char* data, size_t size, size_t count, void* user);
+  static size_t OnHeader(char* data, size_t size, size_t count, void* user);
+  // Counts `bytes` more of the answer against options_.max_response_bytes; false (and the
+  // transfer is to be cut) once the answer would outgrow it.
+  bool Admit(size_t bytes);
 
   CURL* const easy_;
   const HttpRequest request_;  // owns the body and URL curl points into
@@ -89,6 +97,8 @@ class CurlExchange {
   curl_slist* headers_ = nullptr;
   curl_slist* connect_to_ = nullptr;
   HttpResponse response_;
+  size_t response_bytes_ = 0;  // of the answer so far, headers and body
+  bool too_large_ = false;     // the answer outgrew options_.max_response_bytes
   char error_buffer_[CURL_ERROR_SIZE] = {0};
 };
 
