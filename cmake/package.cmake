@@ -5,8 +5,24 @@
 #   registry-consul-dev  (component dev) the headers, the static loader, the CMake package and
 #                        the pkg-config file: what building a host needs; Depends on the first
 # Included last by the top-level CMakeLists.txt, after install.cmake; it adds no build target.
-set(REGISTRY_PACKAGE_MAINTAINER "registry-consul team <registry-consul-team@lists.example.org>"
-    CACHE STRING "Maintainer field of the Debian packages (name <address>)")
+#
+# Who makes the packages, and where the project lives, are the packager's to say: the project has
+# no public address or web site of its own, and a made-up one would be a lie in every package
+# (packaging/README.md). The maintainer defaults to Debian's convention for the person building a
+# package, DEBFULLNAME and DEBEMAIL (as dch uses them); without one, cpack refuses to make
+# packages (cmake/cpack_checks.cmake). No homepage: the packages have no Homepage field.
+set(registry_default_maintainer "")
+if(DEFINED ENV{DEBEMAIL} AND NOT "$ENV{DEBEMAIL}" STREQUAL "")
+  if("$ENV{DEBEMAIL}" MATCHES "<" OR "$ENV{DEBFULLNAME}" STREQUAL "")
+    set(registry_default_maintainer "$ENV{DEBEMAIL}")  # already "Name <address>", or no name
+  else()
+    set(registry_default_maintainer "$ENV{DEBFULLNAME} <$ENV{DEBEMAIL}>")
+  endif()
+endif()
+set(REGISTRY_PACKAGE_MAINTAINER "${registry_default_maintainer}"
+    CACHE STRING "Maintainer of the Debian packages, 'Name <address>' (default: DEBFULLNAME <DEBEMAIL>)")
+set(REGISTRY_HOMEPAGE "" CACHE STRING
+    "Homepage of the Debian packages and the jars' pom (default: none)")
 
 # The Debian revision and the changelog come from packaging/changelog, whose first entry must be
 # this version: "registry-consul (0.1.0-1) unstable; ...".
@@ -50,7 +66,9 @@ endforeach()
 # Each package's doc directory has the changelog; only the packages get it: EXCLUDE_FROM_ALL
 # keeps it out of a plain `cmake --install`, while cpack installs each component by name.
 set(registry_changelog_gz ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz)
-registry_gzip(${registry_changelog} ${registry_changelog_gz})
+# Its trailer names the maintainer (@REGISTRY_PACKAGE_MAINTAINER@), as the control file does.
+configure_file(${registry_changelog} ${PROJECT_BINARY_DIR}/packaging/changelog @ONLY)
+registry_gzip(${PROJECT_BINARY_DIR}/packaging/changelog ${registry_changelog_gz})
 set(registry_dev_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc/${REGISTRY_PACKAGE_NAME}-dev)
 install(FILES ${registry_changelog_gz} DESTINATION ${REGISTRY_INSTALL_DOCDIR} COMPONENT runtime
         EXCLUDE_FROM_ALL)
@@ -64,7 +82,11 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <name>_<version>-<revision>_<arch>.deb
-# Homepage: project(... HOMEPAGE_URL ...), which CPack reads by itself.
+if(NOT REGISTRY_HOMEPAGE STREQUAL "")
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE ${REGISTRY_HOMEPAGE})
+endif()
+# Checked when cpack runs, not at configure time: only making packages needs a maintainer.
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/cpack_checks.cmake)
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ${REGISTRY_PACKAGE_NAME})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)

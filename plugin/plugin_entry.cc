@@ -16,6 +16,7 @@
 #include "lock/lock_manager.h"
 #include "plugin/abi_adapter.h"
 #include "plugin/registry_plugin.h"
+#include "registry_version.h"
 #include "repository/consul_repository.h"
 
 namespace registry::plugin {
@@ -25,7 +26,7 @@ namespace {
 static_assert(REGISTRY_PLUGIN_SEMAPHORE_LIMIT_MAX == lock::kMaxSemaphoreLimit);
 
 constexpr char kRepositoryType[] = "Consul";
-constexpr char kPluginVersion[] = "0.1.0";
+constexpr char kPluginVersion[] = REGISTRY_CONSUL_VERSION;  // project(VERSION), generated
 
 absl::StatusOr<MadeRepository> NewRepository(const conf::RegistryConfig& config) {
   if (!conf::IsConsulType(config.repository_type)) {
