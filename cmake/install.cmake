@@ -133,6 +133,9 @@ install(FILES conf/README.md DESTINATION ${REGISTRY_INSTALL_DOCDIR}/conf COMPONE
 install(FILES plugin/README.md DESTINATION ${REGISTRY_INSTALL_DOCDIR}/plugin COMPONENT runtime)
 install(DIRECTORY conf/examples DESTINATION ${REGISTRY_INSTALL_DOCDIR}/conf COMPONENT runtime
         FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")
+# The alerting rules and the Grafana dashboard, for operators to load (monitoring/README.md).
+install(FILES monitoring/README.md monitoring/alerts.yaml monitoring/dashboard.json
+        DESTINATION ${REGISTRY_INSTALL_DOCDIR}/monitoring COMPONENT runtime)
 
 # find_package(RegistryConsul CONFIG): hand-written imported targets (cmake/
 # RegistryConsulConfig.cmake.in), since the build's own targets carry the source tree as their
