@@ -51,6 +51,10 @@ other_packages=(
   openssl                   # certificates of the TLS test agent (integration/testing/test_pki.h)
   file                      # cpack -G DEB: its Depends (dpkg-shlibdeps) needs file to spot binaries
   lintian                   # package-test.sh checks both .deb files with it (fails on an error)
+  devscripts unzip          # package-test.sh: hardening-check on every shipped ELF file, the
+                            # native libraries inside the jars included
+  prometheus                # promtool: the alerting rules' check and unit tests (monitoring/)
+  python3-yaml              # monitoring/check_queries.py reads the alerting rules
   iproute2 nftables         # partition tests: network namespaces, veth links, drop rules
   openjdk-17-jdk-headless maven # the ShardingSphere bridge (plugin/java: Maven fetches
                             # ShardingSphere's jars and JUnit from Maven Central)

@@ -4,9 +4,13 @@
 # their contents (nothing secret, each file in the right package), the .deb's own registryctl, an
 # out-of-tree consumer (packaging/consumer/: find_package(RegistryConsul), a C host and a C++
 # host) built on the packages' files and run against the installed consul-dev-server, and the
-# pkg-config file. See docs/install.md.
+# pkg-config file; then hardening-check on every shipped ELF file, one version in every artefact
+# (scripts/check-versions.py), and a second build in another directory whose .deb files and jars
+# must be byte-identical. See docs/install.md.
 #
 #   bash scripts/package-test.sh
+#   PACKAGE_TEST_BUILD=DIR          build in DIR instead of build-pkg/
+#   PACKAGE_TEST_REPRODUCIBLE=0     leave out the second build (a development shortcut; CI runs it)
 #
 # Prints the installed files, `dpkg -I` of both packages and lintian's tags; any failure (a
 # lintian error too) exits non-zero naming the step. Every process it starts is stopped and its
@@ -14,9 +18,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-build=$root/build-pkg
+build=${PACKAGE_TEST_BUILD:-$root/build-pkg}
 jobs=${PACKAGE_TEST_JOBS:-2}
 start=$SECONDS
+# Dates what would carry the build's time (the jars' entries, the packages' files): the last
+# commit's, so two builds of one commit agree (cmake/release_flags.cmake reads it too).
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct)}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/registry-package-test.XXXXXX")
 prefix=$work/prefix
@@ -46,16 +53,25 @@ unset LD_LIBRARY_PATH REGISTRY_PLUGIN_PATH
 # /usr, as a Debian package: GNUInstallDirs then puts libraries in lib/<multiarch>, the layout
 # the loader's search must handle. `cmake --install --prefix` relocates it for the test. Release:
 # the package is stripped anyway, and without debug info this build takes less time in CI.
-begin "configure the runtime-only build in build-pkg"
+begin "configure the runtime-only build in $(basename "$build")"
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-rm -rf "$build"
-cmake -S "$root" -B "$build" -G Ninja -DREGISTRY_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_INSTALL_PREFIX=/usr \
-  "${launcher[@]}" >"$work/configure.log" || { cat "$work/configure.log" >&2; exit 1; }
-grep 'registry runtime-only' "$work/configure.log" || true
+# The Maintainer field is the packager's (packaging/README.md): DEBFULLNAME and DEBEMAIL when
+# set, else a name saying these are test packages, at a domain that can receive no mail.
+maintainer=()
+if [ -z "${DEBEMAIL:-}" ]; then
+  maintainer=("-DREGISTRY_PACKAGE_MAINTAINER=registry-consul package test <package-test@registry-consul.invalid>")
+fi
+configure() {  # the package build in directory $1
+  rm -rf "$1"
+  cmake -S "$root" -B "$1" -G Ninja -DREGISTRY_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX=/usr "${maintainer[@]}" \
+    "${launcher[@]}" >"$work/configure.log" || { cat "$work/configure.log" >&2; exit 1; }
+  grep -E 'registry runtime-only|registry: (hardened|reproducible)' "$work/configure.log" || true
+}
+configure "$build"
 
 begin "build (-j$jobs)"
 cmake --build "$build" -j"$jobs"
@@ -152,6 +168,12 @@ for pkg in registry-consul registry-consul-dev; do
     exit 1
   }
 done
+for pkg in registry-consul registry-consul-dev; do
+  grep -qx 'License: Apache-2.0' "$work/debroot/usr/share/doc/$pkg/copyright" || {
+    echo "package-test: $pkg's copyright names no 'License: Apache-2.0'" >&2
+    exit 1
+  }
+done
 echo "ok: $(wc -l <"$work/runtime.files") files in registry-consul," \
   "$(wc -l <"$work/dev.files") in registry-consul-dev"
 
@@ -229,6 +251,89 @@ if command -v javac >/dev/null; then
   done
 else
   echo "package-test: no JDK here, so no ShardingSphere bridge to test"
+fi
+
+# Every ELF file the packages ship, and the native libraries inside the jars, with Debian's
+# hardening-check: PIE (executables), stack protector, fortify, RELRO and BIND_NOW. Not its
+# control-flow check: a linked file carries the IBT/SHSTK marker only when every object in it
+# does, and Debian 12's C runtime start files (Scrt1.o, crti.o, crtn.o of libc6-dev) carry none,
+# so no program linked on Debian 12 can pass it. Our own objects are checked for the marker
+# instead, in the static libraries of the -dev package (compiled with -fcf-protection).
+begin "hardening-check on every shipped ELF file"
+command -v hardening-check >/dev/null || {
+  echo "package-test: hardening-check is not installed (Debian: devscripts; scripts/install-deps.sh)" >&2
+  exit 1
+}
+mkdir -p "$work/jar-native"
+for jar in "$work"/debroot/usr/share/java/*.jar; do
+  [ -f "$jar" ] || continue
+  unzip -q -o "$jar" 'META-INF/native/*' -d "$work/jar-native/$(basename "$jar" .jar)"
+done
+elves=()
+while IFS= read -r -d '' f; do
+  [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && elves+=("$f")
+done < <(find "$work/debroot" "$work/jar-native" -type f -print0 | sort -z)
+[ "${#elves[@]}" -ge 3 ] || { echo "package-test: found only ${#elves[@]} ELF files" >&2; exit 1; }
+hardening_rc=0
+hardening-check --nocfprotection "${elves[@]}" >"$work/hardening.out" 2>&1 || hardening_rc=$?
+sed "s|$work/||" "$work/hardening.out"
+# "unknown, no protectable libc functions used" is no failure: hardening-check counts it as a
+# pass. Any "no" (a missing protection) fails, and so does its exit status.
+if [ "$hardening_rc" -ne 0 ] || grep -E ': no(,|$)' "$work/hardening.out" | grep -v 'regular shared library'; then
+  echo "package-test: a shipped ELF file lacks a protection (above)" >&2
+  exit 1
+fi
+unmarked=$(cd "$work/debroot" && for a in $(find . -name '*.a' | sort); do
+  readelf -n "$a" | awk -v a="$a" '/^File: /{m=$2} /x86 feature: IBT, SHSTK/{ok[m]=1} /^File: /{all[$2]=1}
+    END {for (f in all) if (!ok[f]) print a ": " f}'
+done)
+if [ -n "$unmarked" ]; then
+  printf 'package-test: objects compiled without -fcf-protection:\n%s\n' "$unmarked" >&2
+  exit 1
+fi
+echo "ok: ${#elves[@]} ELF files hardened; every object of the static libraries has IBT and SHSTK"
+
+begin "one version everywhere (scripts/check-versions.py)"
+version_args=(--registryctl "$deb_ctl" --dev-server "$work/debroot/usr/bin/consul-dev-server"
+  --plugin "$(find "$work/debroot" -name libregistry_consul.so)"
+  --pc "$(find "$work/debroot" -name registry-consul.pc)" --deb "$deb" --deb "$dev_deb")
+for page in "$work"/debroot/usr/share/man/man1/*.1.gz; do version_args+=(--man "$page"); done
+for jar in "$work"/debroot/usr/share/java/*.jar; do
+  [ -f "$jar" ] && version_args+=(--jar "$jar")
+done
+python3 "$root/scripts/check-versions.py" --source "$root" "${version_args[@]}"
+
+# The same commit built again in another directory must give the same bytes: nothing of the
+# build's path or time may reach a package or a jar (cmake/release_flags.cmake, docs/install.md).
+if [ "${PACKAGE_TEST_REPRODUCIBLE:-1}" = 1 ]; then
+  begin "reproducible: a second build in another directory gives the same .deb files and jars"
+  again_start=$SECONDS
+  again=$work/build-again
+  configure "$again"
+  cmake --build "$again" -j"$jobs" >"$work/again.log" || { tail -n 30 "$work/again.log" >&2; exit 1; }
+  (cd "$again" && cpack -G DEB >"$work/cpack-again.log") || { cat "$work/cpack-again.log" >&2; exit 1; }
+  differ=0
+  for first in "$deb" "$dev_deb" "$build"/plugin/java/maven/*/*.jar; do
+    [ -f "$first" ] || continue
+    second=$again/${first#"$build"/}
+    if cmp -s "$first" "$second"; then
+      echo "identical: ${first#"$build"/} ($(sha256sum <"$first" | cut -c1-16))"
+      continue
+    fi
+    differ=1
+    echo "DIFFERENT: ${first#"$build"/}" >&2
+    case "$first" in
+      *.deb)  # name the members that differ, and the files inside them
+        for d in "$first" "$second"; do
+          rm -rf "$d.x" && dpkg-deb -R "$d" "$d.x"
+        done
+        diff -r "$first.x" "$second.x" >&2 || true
+        diff <(dpkg-deb -c "$first" | sort -k6) <(dpkg-deb -c "$second" | sort -k6) >&2 || true ;;
+      *.jar) diff <(unzip -v "$first" | sed 1d) <(unzip -v "$second" | sed 1d) >&2 || true ;;
+    esac
+  done
+  [ "$differ" -eq 0 ] || { echo "package-test: the two builds differ (above)" >&2; exit 1; }
+  echo "the second build took $((SECONDS - again_start)) s"
 fi
 
 step="done"

@@ -18,7 +18,7 @@ spdx_comment_for() {
     tests/fuzz/corpus/*) return 0 ;;
   esac
   case "$base" in
-    *.cc | *.h | *.c | *.java | *.go) echo "// $SPDX_LINE_TEXT" ;;
+    *.cc | *.h | *.c | *.h.in | *.java | *.go) echo "// $SPDX_LINE_TEXT" ;;
     CMakeLists.txt | *.cmake | *.cmake.in | *.pc.in | *.sh | *.py | *.yaml | *.yml)
       echo "# $SPDX_LINE_TEXT" ;;
     *.*) ;;
