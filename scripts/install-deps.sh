@@ -53,6 +53,8 @@ other_packages=(
   lintian                   # package-test.sh checks both .deb files with it (fails on an error)
   devscripts unzip          # package-test.sh: hardening-check on every shipped ELF file, the
                             # native libraries inside the jars included
+  ccache                    # package-test.sh: its second (reproducibility) build reuses the
+                            # first one's objects
   prometheus                # promtool: the alerting rules' check and unit tests (monitoring/)
   python3-yaml              # monitoring/check_queries.py reads the alerting rules
   iproute2 nftables         # partition tests: network namespaces, veth links, drop rules
