@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "plugin/c_string_args.h"
 
 // True when the negotiated table `api` has `member`, added in minor `minor`, and it is set.
 #define REGISTRY_ENTRY_USABLE(api, minor, member)             \
@@ -46,6 +48,15 @@ void CollectEntry(const RegistryEntry* entry, void* user_data) noexcept {
   } catch (...) {
     collected->out_of_memory = true;  // an exception must not cross the C boundary
   }
+}
+
+// OK, or an error naming the first prop whose name or value cannot be passed as a C string.
+absl::Status CheckProps(const PropList& props) {
+  for (const auto& [name, value] : props) {
+    RETURN_IF_ERROR(CStringArgument(name, "prop name").status());
+    RETURN_IF_ERROR(CStringArgument(value, absl::StrCat("value of prop '", name, "'")).status());
+  }
+  return absl::OkStatus();
 }
 
 // A batch of entries as the C ABI's parallel arrays (persist_batch, check_batch); it points into
@@ -152,6 +163,7 @@ absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::Wrap(int code,
 
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYaml(
     absl::string_view yaml, const PropList& overrides) {
+  RETURN_IF_ERROR(CheckProps(overrides));
   CArrays c(overrides);
   RegistryRepository* handle = nullptr;
   RegistryError error{};
@@ -163,6 +175,8 @@ absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYaml(
 
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYamlFile(
     const std::string& path, const PropList& overrides) {
+  RETURN_IF_ERROR(CStringArgument(path, "YAML file path").status());
+  RETURN_IF_ERROR(CheckProps(overrides));
   CArrays c(overrides);
   RegistryRepository* handle = nullptr;
   RegistryError error{};
@@ -173,6 +187,7 @@ absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYamlF
 
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromProps(
     const PropList& props) {
+  RETURN_IF_ERROR(CheckProps(props));
   CArrays c(props);
   RegistryRepository* handle = nullptr;
   RegistryError error{};
@@ -188,7 +203,7 @@ PluginRepository::~PluginRepository() {
 }
 
 absl::StatusOr<std::optional<std::string>> PluginRepository::Get(absl::string_view key) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   char* value = nullptr;
   size_t len = 0;
   bool found = false;
@@ -203,7 +218,7 @@ absl::StatusOr<std::optional<std::string>> PluginRepository::Get(absl::string_vi
 }
 
 absl::StatusOr<std::vector<std::string>> PluginRepository::GetChildrenKeys(absl::string_view key) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   char** children = nullptr;
   size_t count = 0;
   RegistryError error{};
@@ -216,7 +231,7 @@ absl::StatusOr<std::vector<std::string>> PluginRepository::GetChildrenKeys(absl:
 }
 
 absl::StatusOr<bool> PluginRepository::IsExisted(absl::string_view key) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   bool exists = false;
   RegistryError error{};
   absl::Status status = TakeStatus(api_, api_.exists(handle_, k.c_str(), &exists, &error), &error);
@@ -225,7 +240,7 @@ absl::StatusOr<bool> PluginRepository::IsExisted(absl::string_view key) {
 }
 
 absl::Status PluginRepository::Persist(absl::string_view key, absl::string_view value) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   RegistryError error{};
   return TakeStatus(api_, api_.persist(handle_, k.c_str(), value.data(), value.size(), &error),
                     &error);
@@ -235,6 +250,7 @@ absl::Status PluginRepository::PersistBatch(const std::vector<KeyValue>& entries
   if (!REGISTRY_ENTRY_USABLE(api_, REGISTRY_PLUGIN_ABI_MINOR_PERSIST_BATCH, persist_batch)) {
     return Repository::PersistBatch(entries, written);
   }
+  RETURN_IF_ERROR(CheckCStringKeys(entries, "key", nullptr));
   const BatchArrays batch(entries);
   RegistryError error{};
   const int code = api_.persist_batch(handle_, batch.keys.data(), batch.values.data(),
@@ -245,6 +261,7 @@ absl::Status PluginRepository::PersistBatch(const std::vector<KeyValue>& entries
 absl::Status PluginRepository::CheckBatch(const std::vector<KeyValue>& entries, size_t* bad_index) {
   if (bad_index != nullptr) *bad_index = entries.size();
   if (!SupportsExport()) return Missing("export and import", REGISTRY_PLUGIN_ABI_MINOR_EXPORT);
+  RETURN_IF_ERROR(CheckCStringKeys(entries, "key", bad_index));
   const BatchArrays batch(entries);
   RegistryError error{};
   const int code = api_.check_batch(handle_, batch.keys.data(), batch.values.data(),
@@ -255,7 +272,7 @@ absl::Status PluginRepository::CheckBatch(const std::vector<KeyValue>& entries, 
 absl::StatusOr<std::vector<Repository::StoredEntry>> PluginRepository::ListEntries(
     absl::string_view key) {
   if (!SupportsExport()) return Missing("export and import", REGISTRY_PLUGIN_ABI_MINOR_EXPORT);
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   CollectedEntries collected;
   RegistryError error{};
   absl::Status status = TakeStatus(
@@ -282,20 +299,20 @@ absl::StatusOr<std::string> PluginRepository::StoreKeyPrefix() {
 }
 
 absl::Status PluginRepository::Update(absl::string_view key, absl::string_view value) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   RegistryError error{};
   return TakeStatus(api_, api_.update(handle_, k.c_str(), value.data(), value.size(), &error),
                     &error);
 }
 
 absl::Status PluginRepository::Delete(absl::string_view key) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   RegistryError error{};
   return TakeStatus(api_, api_.delete_key(handle_, k.c_str(), &error), &error);
 }
 
 absl::Status PluginRepository::PersistEphemeral(absl::string_view key, absl::string_view value) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   RegistryError error{};
   return TakeStatus(
       api_, api_.persist_ephemeral(handle_, k.c_str(), value.data(), value.size(), &error), &error);
@@ -303,7 +320,7 @@ absl::Status PluginRepository::PersistEphemeral(absl::string_view key, absl::str
 
 absl::StatusOr<bool> PluginRepository::PersistExclusiveEphemeral(absl::string_view key,
                                                                  absl::string_view value) {
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   bool created = false;
   RegistryError error{};
   absl::Status status =
@@ -346,7 +363,7 @@ absl::StatusOr<PluginWatch> PluginRepository::AddWatch(absl::string_view key,
                                                        const DataListenerOptions& options) {
   if (!SupportsWatches()) return Missing("watches", REGISTRY_PLUGIN_ABI_MINOR_WATCH);
   if (!listener) return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
-  const std::string k(key);
+  ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   auto slot = std::make_unique<PluginWatch::Slot>(std::move(listener));
   int64_t id = 0;
   RegistryError error{};
@@ -438,7 +455,7 @@ absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::ReadWriteLockSide(
 absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::LockHandle(
     absl::string_view name,
     absl::FunctionRef<int(const char* name, RegistryLock** out, RegistryError* error)> get) {
-  const std::string n(name);
+  ASSIGN_OR_RETURN(const std::string n, CStringArgument(name, "lock name"));
   RegistryLock* lock = nullptr;
   RegistryError error{};
   absl::Status status = TakeStatus(api_, get(n.c_str(), &lock, &error), &error);

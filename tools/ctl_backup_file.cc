@@ -83,8 +83,10 @@ absl::StatusOr<KvFileEntry> ParseEntry(size_t index, const nlohmann::json& eleme
 }  // namespace
 
 std::string EntryName(size_t index, absl::string_view key) {
+  // Escaped: a key may hold control characters (a NUL, a terminal escape) that must not reach
+  // the terminal as they are.
   return key.empty() ? absl::StrCat("entry .[", index, "]")
-                     : absl::StrCat("entry .[", index, "] '", key, "'");
+                     : absl::StrCat("entry .[", index, "] '", absl::CHexEscape(key), "'");
 }
 
 std::string GoJsonString(absl::string_view text) {

@@ -309,6 +309,14 @@ TEST_F(RegistryctlBackupTest, ABadTruncatedOrForeignFileWritesNothingAndSaysWhy)
                     entry(ns + "/big", std::string(524289, 'x')), "]"),
        "524289 bytes"},
       {"{}", "not an array"},
+      // A NUL would cut the key short at the plugin's C interface: refused, never written as
+      // another key (here ".../nul/a"), and two keys equal up to a NUL are not one.
+      {absl::StrCat("[", entry(ns + "/nul/a\\u0000../../other", "x"), "]"),
+       absl::StrCat("entry .[0] '", ns,
+                    "/nul/a\\x00../../other': key \"/nul/a\\x00../../other\" "
+                    "holds a NUL character")},
+      {absl::StrCat("[", entry(ns + "/x", "1"), ",", entry(ns + "/x\\u0000y", "2"), "]"),
+       "entry .[1]"},
   };
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& [text, why] = files[i];

@@ -90,6 +90,24 @@ class BadInputTest {
   }
 
   @Test
+  void aKeyHoldingANulIsIllegalArgumentNamingItAndWritesNoOtherKey() {
+    List<Executable> calls = callsWithKey("/bad/k\u0000evil");
+    assertEachThrows(IllegalArgumentException.class, calls, "NUL in the key");
+    IllegalArgumentException thrown = assertThrows(
+        IllegalArgumentException.class, () -> repository.persist("/bad/k\u0000x", "v"));
+    assertTrue(thrown.getMessage().contains("\"/bad/k\\u0000x\" holds a NUL character"),
+        thrown.getMessage());
+    // The key the C string would have been cut to.
+    assertNull(repository.query("/bad/k"));
+  }
+
+  @Test
+  void aValueHoldingANulIsStoredWhole() {
+    repository.persist("/bad/nul-value", "a\u0000b");
+    assertEquals("a\u0000b", repository.query("/bad/nul-value"));
+  }
+
+  @Test
   void aValueThatIsNotValidUtf16IsIllegalArgumentAndWritesNothing() {
     repository.persist("/bad/value", "before");
     assertEachThrows(IllegalArgumentException.class,
@@ -115,5 +133,7 @@ class BadInputTest {
     assertThrows(IllegalArgumentException.class, () -> lock.accept(""));
     assertThrows(IllegalArgumentException.class,
         () -> lock.accept("/lock/global/locks/" + UNPAIRED_SURROGATE));
+    assertThrows(IllegalArgumentException.class,
+        () -> lock.accept("/lock/global/locks/a\u0000b"));
   }
 }
