@@ -1,5 +1,7 @@
 #include "consul/curl_exchange.h"
 
+#include <sys/socket.h>
+
 #include <mutex>
 #include <utility>
 
@@ -40,6 +42,14 @@ bool ReleaseOwnership(CURL* easy, const CurlExchange* exchange) {
   if (it == Owners().end() || it->second != exchange) return false;
   Owners().erase(it);
   return true;
+}
+
+// CURLOPT_OPENSOCKETFUNCTION: every socket close-on-exec from its creation, so that a program a
+// host starts (registryctl lock -- CMD) does not inherit connections to Consul, which would keep
+// them open past the host's own end. Created so atomically: a fork may happen on another thread.
+curl_socket_t OpenCloseOnExecSocket(void* /*unused*/, curlsocktype /*purpose*/,
+                                    struct curl_sockaddr* address) {
+  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 long ToMillis(absl::Duration duration) {
@@ -200,6 +210,7 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_PATH_AS_IS, 1L);  // keys like "a/../b" must reach Consul as-is
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, OpenCloseOnExecSocket);
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, exchange->headers_);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, exchange->error_buffer_);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, OnBody);

@@ -46,6 +46,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/ctl_commands.h"
+#include "tools/descriptors.h"
 
 extern char** environ;
 
@@ -210,6 +211,7 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& command_line, int* s
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  CloseOwnDescriptorsOnExec();
   pid_t pid = -1;
   *spawn_errno = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
@@ -288,7 +290,10 @@ std::optional<int> AcquireForCommand(const CommandContext& context, const Held& 
     const std::optional<absl::Duration>& timeout = context.options.lock_timeout;
     const absl::Time deadline =
         timeout.has_value() ? absl::Now() + *timeout : absl::InfiniteFuture();
-    AcquireInterrupter interrupter(context.signals, context.repository, deadline);
+    // --timeout-ms 0 is one attempt, bounded by the request timeout: nothing to cut.
+    AcquireInterrupter interrupter(
+        context.signals, context.repository,
+        timeout.has_value() && *timeout > absl::ZeroDuration() ? deadline : absl::InfiniteFuture());
     // One attempt first, so that a wait is announced (and a script can tell it is waiting). A
     // failed attempt (say, a 500 from the server) is not final: the wait retries, and reports
     // what keeps failing.

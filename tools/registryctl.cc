@@ -27,6 +27,7 @@
 #include "plugin/plugin_client.h"
 #include "tools/ctl_commands.h"
 #include "tools/ctl_env.h"
+#include "tools/descriptors.h"
 #include "tools/signal_pipe.h"
 
 DEFINE_string(config, "",
@@ -441,6 +442,7 @@ int Run(int argc, char** argv) {
 }  // namespace registry::tools
 
 int main(int argc, char** argv) {
+  registry::tools::RememberInheritedDescriptors();  // before anything opens one
   gflags::SetUsageMessage("registryctl [FLAGS] COMMAND ARGS... (see --help)");
   const int rc = registry::tools::Run(argc, argv);
   gflags::ShutDownCommandLineFlags();

@@ -146,6 +146,20 @@ TEST_F(RegistryctlWatchLockTest, LockRunsTheCommandAndExitsWithItsStatus) {
       << "released after the command";
 }
 
+TEST_F(RegistryctlWatchLockTest, TheCommandInheritsNoConnectionToConsul) {
+  // The sockets a command holds: those the test process passes on to any child, plus any that
+  // registryctl would pass on (its connections to the server).
+  const std::vector<std::string> count_sockets = {"/bin/sh", "-c",
+                                                  "ls -l /proc/$$/fd | grep -c 'socket:' || true"};
+  RunResult direct = RunProcess(count_sockets);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  std::vector<std::string> args = {"lock", "fds", "--"};
+  args.insert(args.end(), count_sockets.begin(), count_sockets.end());
+  RunResult under_lock = RunCtl(args);
+  ASSERT_EQ(under_lock.exit_code, 0) << under_lock.err;
+  EXPECT_EQ(under_lock.out, direct.out) << "the command holds registryctl's sockets";
+}
+
 TEST_F(RegistryctlWatchLockTest, LockTimesOutWithExitOneWhileAnotherProcessHoldsIt) {
   std::unique_ptr<Subprocess> holder = StartHolder("busy", "echo holding; exec sleep 60");
   ASSERT_NE(holder, nullptr);
