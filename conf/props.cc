@@ -257,7 +257,24 @@ absl::Status PropsBuilder::CheckTls(absl::string_view where) const {
   const bool any_https = std::any_of(
       config_.servers.begin(), config_.servers.end(),
       [](const std::string& server) { return absl::StartsWithIgnoreCase(server, "https://"); });
-  if (any_https) return absl::OkStatus();
+  if (any_https) {
+    const auto plain = std::find_if(
+        config_.servers.begin(), config_.servers.end(),
+        [](const std::string& server) { return !absl::StartsWithIgnoreCase(server, "https://"); });
+    if (plain != config_.servers.end()) {
+      // A failover to a plain server would send the ACL token, and every key, in clear.
+      return absl::InvalidArgumentError(absl::StrCat(
+          kServerLists, ": mixes https:// servers with the plain '", *plain,
+          "': a failover to it would send the ACL token in clear; use https:// for every server",
+          where));
+    }
+    if (!config_.tls_verify) {
+      Log(LogLevel::kWarn, "conf", kTlsVerify,
+          " is false: the servers' certificates and host names are not checked, so anyone on "
+          "the path can pose as Consul and read the ACL token");
+    }
+    return absl::OkStatus();
+  }
   // A TLS setting with no https:// server would be silently ignored: most likely the scheme
   // was forgotten, and the user believes the traffic is protected.
   for (const auto& [key, set] : {std::pair{kTlsCaFile, !config_.tls_ca_file.empty()},

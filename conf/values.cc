@@ -66,6 +66,13 @@ absl::Status ValidateServerAddress(absl::string_view entry) {
     }
     rest.remove_prefix(pos + 3);
   }
+  if (size_t at = rest.find('@'); at != absl::string_view::npos) {
+    // Shown without what precedes '@': it may be a password.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'...@", rest.substr(at + 1),
+        "' has user information before '@' (not shown); Consul takes no credentials in the "
+        "address: set the ACL token with the token prop"));
+  }
   if (rest.find('/') != absl::string_view::npos) {
     return ValueError(entry, "has a path; expected host:port");
   }

@@ -3,6 +3,7 @@
 // The values of the repository props, read from YAML: every error names key, value and line.
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "conf/registry_config.h"
 #include "gmock/gmock.h"
@@ -138,10 +139,9 @@ TEST(PropValuesTest, SessionLockDelayAllowsZeroUpToSixtySeconds) {
 TEST(PropValuesTest, ServerListIsSplitOnCommasAndTrimmed) {
   absl::StatusOr<RegistryConfig> config = ParseRegistryYaml(ClusterYamlWithOnlyProps(
       "namespace: ds\n"
-      "server-lists: ' a:8500 ,https://b.example:8501,  http://[::1]:8500 '\n"));
+      "server-lists: ' a:8500 ,http://b.example:8501,  http://[::1]:8500 '\n"));
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_THAT(config->servers,
-              ElementsAre("a:8500", "https://b.example:8501", "http://[::1]:8500"));
+  EXPECT_THAT(config->servers, ElementsAre("a:8500", "http://b.example:8501", "http://[::1]:8500"));
 }
 
 TEST(PropValuesTest, EmptyServerListIsRejected) {
@@ -156,6 +156,11 @@ TEST(PropValuesTest, MalformedServerAddressesAreRejected) {
     const char* bad_entry;
     const char* problem;
   };
+  // Credentials in an address are refused without being shown.
+  absl::StatusOr<RegistryConfig> with_password = ParseRegistryYaml(
+      ClusterYamlWithOnlyProps("namespace: ds\nserver-lists: 'http://user:secret@a:8500'\n"));
+  EXPECT_TRUE(IsInvalid(with_password, {"server-lists: '...@a:8500'", "user information"}));
+  EXPECT_FALSE(absl::StrContains(with_password.status().message(), "secret"));
   for (const Case& c :
        {Case{"10.0.0.1", "10.0.0.1", "no port"}, Case{"a:8500,b", "b", "no port"},
         Case{"a:", "a:", "no port"}, Case{":8500", ":8500", "no host"},

@@ -94,11 +94,17 @@ TEST(TlsPropsTest, TlsPropsWithoutAnHttpsServerAreRejectedNamingTheProp) {
                   {absl::StrCat(key, ": set, but no server in server-lists uses https://")}))
         << prop;
   }
-  // tlsVerify's default changes nothing, and one https:// server among others is enough.
+  // tlsVerify's default changes nothing.
   EXPECT_TRUE(ParseRegistryYaml(ClusterYaml("tlsVerify: true")).ok());
-  EXPECT_TRUE(ParseRegistryYaml(ClusterYamlWithOnlyProps(absl::StrCat(
-                                    "namespace: ds\nserver-lists: a:8500,https://b:8501\n",
-                                    "tlsServerName: server.dc1.consul\n")))
+}
+
+TEST(TlsPropsTest, AListMixingHttpsAndPlainServersIsRejectedNamingThePlainOne) {
+  EXPECT_TRUE(IsInvalid(
+      ParseRegistryYaml(
+          ClusterYamlWithOnlyProps("namespace: ds\nserver-lists: https://a:8501,b:8500\n")),
+      {"server-lists: mixes https:// servers with the plain 'b:8500'", "the ACL token in clear"}));
+  EXPECT_TRUE(ParseRegistryYaml(ClusterYamlWithOnlyProps(
+                                    "namespace: ds\nserver-lists: https://a:8501,https://b:8501\n"))
                   .ok());
 }
 
