@@ -1,11 +1,13 @@
 // tools/ctl_commands.cc
 #include "tools/ctl_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
@@ -68,7 +70,19 @@ int RunLs(const CommandContext& context, const Args& args) {
   if (!children.ok()) {
     return ReportError(context.err, absl::StrCat("ls ", args[0]), children.status());
   }
-  for (const std::string& child : *children) PrintLine(context.out, child);
+  for (const std::string& child : *children) {
+    // A name another tool wrote with a control character (a terminal escape, a line break)
+    // would print colours or a fake extra entry: it is named, escaped, on stderr instead, as
+    // export and watch skip such keys.
+    if (std::any_of(child.begin(), child.end(),
+                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      PrintLine(context.err,
+                absl::StrCat("registryctl: ls ", args[0], ": skipped the child '",
+                             absl::CHexEscape(child), "': its name holds a control character"));
+      continue;
+    }
+    PrintLine(context.out, child);
+  }
   return kExitOk;
 }
 

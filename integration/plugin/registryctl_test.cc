@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/testing/dev_control.h"
 #include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
 #include "integration/testing/subprocess.h"
@@ -137,6 +138,22 @@ TEST_F(RegistryctlTest, LsPrintsTheDirectChildrenOnePerLineSorted) {
   EXPECT_EQ(ls.exit_code, 0) << ls.err;
   EXPECT_EQ(ls.out, "s1\ns2\n");
   EXPECT_EQ(RunCtl({"ls", "/metadata/none"}).out, "");
+}
+
+TEST_F(RegistryctlTest, LsNamesAChildWithAControlCharacterOnStderrInsteadOfPrintingIt) {
+  ASSERT_EQ(RunCtl({"put", "/dir/plain", "x"}).exit_code, 0);
+  // Written by another tool: a terminal escape and a line break that would fake an entry.
+  const std::string txn = absl::StrCat("[{\"KV\":{\"Verb\":\"set\",\"Key\":\"", namespace_,
+                                       "/dir/a\\u001b[31mred\\nfake\",\"Value\":\"eA==\"}}]");
+  absl::StatusOr<HttpReply> written =
+      HttpCall("PUT", absl::StrCat("http://", server_address(), "/v1/txn"), absl::Seconds(5), txn,
+               admin_token());
+  ASSERT_TRUE(written.ok() && written->status == 200)
+      << written.status() << (written.ok() ? written->body : "");
+  RunResult ls = RunCtl({"ls", "/dir"});
+  EXPECT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out, "plain\n");
+  EXPECT_THAT(ls.err, HasSubstr("skipped the child 'a\\x1b[31mred\\nfake'"));
 }
 
 TEST_F(RegistryctlTest, RmDeletesTheKeyAndItsSubtree) {
