@@ -16,15 +16,14 @@ option(REGISTRY_HARDENING "Compile and link with Debian's hardening flags"
 option(REGISTRY_REPRODUCIBLE "Keep build paths and times out of what the build makes"
        ${registry_release_default})
 
-# The executables link as PIE (POSITION_INDEPENDENT_CODE is ON): with policy CMP0083, CMake adds
-# -pie only once this check has run.
-check_pie_supported(LANGUAGES C CXX)
-
 if(REGISTRY_HARDENING)
+  # The executables link as PIE (POSITION_INDEPENDENT_CODE is ON): with policy CMP0083, CMake adds
+  # -pie only once this check has run. Other builds keep the compiler's default (PIE on Debian).
+  check_pie_supported(LANGUAGES C CXX)
   # What `DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags` gives on amd64 (Debian 12's
   # dpkg 1.21; -fstack-clash-protection and -fcf-protection are the `stackclash` and `branch`
-  # features dpkg 1.22 added to +all). _FORTIFY_SOURCE needs optimisation, which every build type
-  # that turns this on has. PIE: above.
+  # features dpkg 1.22 added to +all). _FORTIFY_SOURCE needs optimisation: Release has it, and
+  # glibc warns (an error here, with -Werror) if this is turned on in an unoptimised build.
   add_compile_options(-D_FORTIFY_SOURCE=2 -fstack-protector-strong -Wformat
                       -Werror=format-security -Wdate-time)
   foreach(flag -fstack-clash-protection -fcf-protection)
