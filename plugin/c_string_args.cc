@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/c_string_args.cc
 #include "plugin/c_string_args.h"
 
@@ -30,6 +31,16 @@ absl::Status CheckCStringKeys(const std::vector<std::pair<std::string, std::stri
       if (bad_index != nullptr) *bad_index = i;
       return key.status();
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCStringProps(const std::vector<std::pair<std::string, std::string>>& props) {
+  for (const auto& [name, value] : props) {
+    if (absl::Status s = CStringArgument(name, "prop name").status(); !s.ok()) return s;
+    absl::Status checked =
+        CStringArgument(value, absl::StrCat("value of prop '", name, "'")).status();
+    if (!checked.ok()) return checked;
   }
   return absl::OkStatus();
 }

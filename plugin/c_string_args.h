@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/c_string_args.h
 //
 // The C ABI takes keys, lock names, props and paths as NUL-terminated strings, so a NUL inside
@@ -23,10 +24,13 @@ namespace registry::plugin {
 // (escaped, at most 200 characters shown) if it holds a NUL character.
 absl::StatusOr<std::string> CStringArgument(absl::string_view value, absl::string_view what);
 
-// OK, or the error of CStringArgument for the first of `keys` that holds a NUL character, with
+// OK, or the error of CStringArgument for the first entry whose key holds a NUL character, with
 // its index in `*bad_index` (when not null).
 absl::Status CheckCStringKeys(const std::vector<std::pair<std::string, std::string>>& entries,
                               absl::string_view what, size_t* bad_index);
+
+// OK, or the error of CStringArgument for the first prop whose name or value holds a NUL.
+absl::Status CheckCStringProps(const std::vector<std::pair<std::string, std::string>>& props);
 
 }  // namespace registry::plugin
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/plugin_client.cc
 #include "plugin/plugin_client.h"
 
@@ -48,15 +49,6 @@ void CollectEntry(const RegistryEntry* entry, void* user_data) noexcept {
   } catch (...) {
     collected->out_of_memory = true;  // an exception must not cross the C boundary
   }
-}
-
-// OK, or an error naming the first prop whose name or value cannot be passed as a C string.
-absl::Status CheckProps(const PropList& props) {
-  for (const auto& [name, value] : props) {
-    RETURN_IF_ERROR(CStringArgument(name, "prop name").status());
-    RETURN_IF_ERROR(CStringArgument(value, absl::StrCat("value of prop '", name, "'")).status());
-  }
-  return absl::OkStatus();
 }
 
 // A batch of entries as the C ABI's parallel arrays (persist_batch, check_batch); it points into
@@ -163,7 +155,7 @@ absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::Wrap(int code,
 
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYaml(
     absl::string_view yaml, const PropList& overrides) {
-  RETURN_IF_ERROR(CheckProps(overrides));
+  RETURN_IF_ERROR(CheckCStringProps(overrides));
   CArrays c(overrides);
   RegistryRepository* handle = nullptr;
   RegistryError error{};
@@ -176,7 +168,7 @@ absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYaml(
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYamlFile(
     const std::string& path, const PropList& overrides) {
   RETURN_IF_ERROR(CStringArgument(path, "YAML file path").status());
-  RETURN_IF_ERROR(CheckProps(overrides));
+  RETURN_IF_ERROR(CheckCStringProps(overrides));
   CArrays c(overrides);
   RegistryRepository* handle = nullptr;
   RegistryError error{};
@@ -187,7 +179,7 @@ absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromYamlF
 
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::CreateFromProps(
     const PropList& props) {
-  RETURN_IF_ERROR(CheckProps(props));
+  RETURN_IF_ERROR(CheckCStringProps(props));
   CArrays c(props);
   RegistryRepository* handle = nullptr;
   RegistryError error{};
