@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/backoff.h
 //
 // The one jittered exponential back-off of the project: the n-th delay after n failures in a row

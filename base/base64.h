@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/base64.h
 //
 // The digits of standard base64 (RFC 4648 section 4, the alphabet Consul's JSON uses for KV

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/go_print.h
 //
 // Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. Consul

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/limits.cc
 #include "base/limits.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/limits.h
 //
 // The defaults and limits of the repository's time settings, in one place. The YAML parser

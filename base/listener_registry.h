@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/listener_registry.h
 //
 // ListenerRegistry<Args...> is the one implementation of "listeners that may be removed at any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/log.h
 //
 // The plugin's one log. Every component writes through it:

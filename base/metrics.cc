@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/metrics.cc
 #include "base/metrics.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/metrics.h
 //
 // The building blocks of the plugin's metrics: counters, gauges and duration histograms with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/monotonic.h
 //
 // Time that does not follow the wall clock, for schedules that must keep their pace when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/plugin_metrics.cc
 #include "base/plugin_metrics.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/plugin_metrics.h
 //
 // Every metric the plugin exposes, in one place (the names, help texts and label values are the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/status_macros.h
 //
 // Debian's Abseil (20220623) ships no status macros; these two are the only ones the project

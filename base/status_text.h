@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/status_text.h
 //
 // Rewording a status on its way up: each layer puts what it knows (the operation, the key, the

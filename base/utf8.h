@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // base/utf8.h
 //
 // UTF-8 validation for code that writes JSON strings byte by byte (registryctl's event lines, the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Top functions of a Go pprof CPU profile (gzipped profile.proto), without Go's tools.
 
   bench/pprof_top.py PROFILE [N] [--focus SUBSTRING]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmake/asan_default_options.c
  *
  * Compiled into every executable of a REGISTRY_ASAN build (see the top-level CMakeLists.txt):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules (`cmake --install`), the exported CMake package (find_package(RegistryConsul
 # CONFIG)) and the pkg-config file. Included last by the top-level CMakeLists.txt; it only reads
 # the targets the folders made, so the normal and the runtime-only build install what they built.

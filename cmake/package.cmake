@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPack: `cpack -G DEB` in a build tree makes two Debian packages from the install rules'
 # components (cmake/install.cmake), meant for the runtime-only build (docs/install.md):
 #   registry-consul      (component runtime) the plugin, registryctl, consul-dev-server, the

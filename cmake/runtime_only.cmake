@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Included by the top-level CMakeLists.txt when REGISTRY_RUNTIME_ONLY is ON: keeps, of the folder
 # list `registry_dirs`, those that build what ships. Tests, integration harnesses, fuzz targets
 # and benchmarks are left out, so GoogleTest, Google Benchmark, clang and python are not needed.

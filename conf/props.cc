@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/props.cc
 #include "conf/props.h"
 

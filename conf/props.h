@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/props.h
 //
 // PropsBuilder applies repository props one key at a time onto a RegistryConfig, so the YAML

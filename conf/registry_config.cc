@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/registry_config.cc
 //
 // The config itself and the two non-YAML entry points (props map, override); the YAML reader

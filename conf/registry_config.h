@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/registry_config.h
 //
 // The registry YAML of the middleware, turned into a typed and validated RegistryConfig.

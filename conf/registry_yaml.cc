@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/registry_yaml.cc
 //
 // The YAML reader: walks mode / repository / props with yaml-cpp and hands each prop to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/values.cc
 #include "conf/values.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // conf/values.h
 //
 // Parsers for the scalar values of the registry props (durations, booleans, server lists,

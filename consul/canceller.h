@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/canceller.h
 //
 // Canceller lets one thread abort requests that other threads are blocked in. The caller creates

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/catalog.h
 //
 // The catalog endpoint the instance sessions need (PUT /v1/catalog/register) as a request builder

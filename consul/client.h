@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/client.h
 //
 // Client is the Consul HTTP facade: it builds a request (kv.h, session.h, txn.h, status.h),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/client_options.h
 //
 // ClientOptions: everything a Consul client needs to know about its servers (the `server-lists`

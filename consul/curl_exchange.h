@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/curl_exchange.h
 //
 // CurlExchange turns one HttpRequest into a configured libcurl easy handle and the finished

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/curl_transport.h
 //
 // CurlTransport is the libcurl Transport. Each in-flight request borrows a slot (an easy handle

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/errors.h
 //
 // One mapping from Consul HTTP answers to absl::Status, used by every response parser.

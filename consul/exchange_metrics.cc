@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/exchange_metrics.cc
 #include "consul/exchange_metrics.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/exchange_metrics.h
 //
 // What one HTTP exchange with Consul adds to the plugin's metrics (base/plugin_metrics.h):

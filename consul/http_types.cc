@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "consul/http_types.h"
 
 #include "absl/strings/match.h"

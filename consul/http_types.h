@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/http_types.h
 //
 // The plain data exchanged with a Transport: one HTTP request to one Consul server and its

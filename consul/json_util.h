@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/json_util.h
 //
 // Exception-free JSON reading for response parsers: nlohmann::json is parsed with exceptions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/kv.h
 //
 // The KV endpoint (/v1/kv/) as request builders and response parsers. Building and parsing are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/kv_listing_decoder.h
 //
 // The answers of a watch's blocking KV reads, decoded where Consul's format is known:

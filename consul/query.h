@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/query.h
 //
 // Blocking-query plumbing shared by every read: QueryOptions (index, wait, consistency) turned

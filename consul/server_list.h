@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/server_list.h
 //
 // Parsing of the `server-lists` property: comma-separated entries "host:port",

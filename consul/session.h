@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/session.h
 //
 // The session endpoint (/v1/session/) as request builders and response parsers (see kv.h for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/status.h
 //
 // The status endpoint (GET /v1/status/leader) as a request builder and a response parser: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "consul/tls_errors.h"
 
 #include "absl/strings/ascii.h"

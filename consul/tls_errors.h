@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/tls_errors.h
 //
 // Turns libcurl's TLS failures into words a user can act on ("server certificate not trusted by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/transport.h
 //
 // Transport sends one HttpRequest to the server named in request.server and returns whatever

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/txn.h
 //
 // The transaction endpoint (PUT /v1/txn) for KV operations, as a request builder and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul/url.h
 //
 // Percent-escaping for Consul URLs. Keys travel in the path, so they are escaped byte by byte:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/acquire_loop.cc
 #include "lock/acquire_loop.h"
 

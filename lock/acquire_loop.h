@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/acquire_loop.h
 //
 // What the Acquire of every tier-2 recipe shares (internal to lock/): one deadline for the call,

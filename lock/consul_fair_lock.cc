@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_fair_lock.cc
 //
 // The fair lock's rounds: register (entry + queue in one txn), wait on the predecessor's entry,

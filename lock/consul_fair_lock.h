@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_fair_lock.h
 //
 // ConsulFairLock is the tier 2 of a fair (FIFO) lock (remote_lock.h). Contenders queue: each

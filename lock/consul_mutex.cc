@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_mutex.cc
 //
 // The Consul mutex: its acquire rounds (a txn lock, then blocking reads while another session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_mutex.h
 //
 // ConsulMutex is the tier 2 of DistributedLock (remote_lock.h): one Consul key per lock, taken

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_rw_lock.cc
 //
 // The read/write lock's decisions on its tree (record_lock.h does the rounds).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_rw_lock.h
 //
 // ConsulRwLock is the tier 2 of either side of a read/write lock (remote_lock.h): many readers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_semaphore.cc
 //
 // The semaphore's decision on its tree (record_lock.h does the rounds): hold, wait while

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/consul_semaphore.h
 //
 // ConsulSemaphore is the tier 2 of a semaphore (remote_lock.h): at most `limit` holders across

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/distributed_lock.h
 //
 // DistributedLock is what every holder of a lock uses: a named lock that one thread (across

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/fenced_write.cc
 //
 // Fenced writes of a TwoTierLock (PersistIfHeld, DeleteIfHeld): single Consul transactions that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/key_acquisition.cc
 #include "lock/key_acquisition.h"
 

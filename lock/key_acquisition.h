@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/key_acquisition.h
 //
 // KeyAcquisition is one Acquire of a single Consul lock key (internal to lock/): a txn `lock` of

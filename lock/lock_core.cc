@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_core.cc
 #include "lock/lock_core.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_core.h
 //
 // LockCore is the state a LockManager shares with its locks (internal to lock/): the instance

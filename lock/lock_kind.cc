@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_kind.cc
 #include "lock/lock_kind.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_kind.h
 //
 // The kinds of lock a LockManager hands out, and everything that tells them apart, in one table

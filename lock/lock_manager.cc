@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_manager.cc
 #include "lock/lock_manager.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_manager.h
 //
 // Two-tier distributed locks on a Consul-backed repository: the manager that hands out the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_name.cc
 #include "lock/lock_name.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_name.h
 //
 // Lock names and where their Consul keys live.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/lock_provider.h
 //
 // LockProvider hands out the distributed locks of one repository instance, each a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/record_lock.cc
 #include "lock/record_lock.h"
 

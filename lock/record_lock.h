@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/record_lock.h
 //
 // What the recipes built on a holders record share (internal to lock/): the semaphore

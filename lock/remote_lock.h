@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/remote_lock.h
 //
 // RemoteLock is tier 2 of a two-tier lock (internal to lock/): the Consul side of one lock,

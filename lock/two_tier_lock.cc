@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock/two_tier_lock.cc
 #include "lock/two_tier_lock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_adapter.cc
 #include "plugin/abi_adapter.h"
 

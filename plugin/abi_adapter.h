@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_adapter.h
 //
 // The plugin side of the C ABI (plugin/registry_plugin.h): maps the C table onto

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_batch.cc
 //
 // The 1.7 entry persist_batch: many persistent keys in as few store transactions as the store

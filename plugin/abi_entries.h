@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_entries.h
 //
 // The one list of the C table's entries after release_error (registry_plugin.h declares the

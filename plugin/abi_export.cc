@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_export.cc
 //
 // The 1.8 entries list_entries and store_key_prefix: a subtree's keys as the store holds them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_internal.h
 //
 // Shared by the files of the plugin-side adapter (abi_adapter.cc, abi_watch.cc, abi_lock.cc,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_lock.cc
 //
 // The 1.2 to 1.5 entries of the C table: named locks (get_lock ... delete_if_held), fair locks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_log.cc
 //
 // The 1.6 entry of the C table: set_log_sink, the host's sink for the plugin's log (base/log.h

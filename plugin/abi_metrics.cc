@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_metrics.cc
 //
 // The 1.7 entries of the C table: metrics_text and visit_metrics, over the process's metrics

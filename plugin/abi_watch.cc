@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/abi_watch.cc
 //
 // The 1.1 entries of the C table: watches with C callbacks (add_data_listener,

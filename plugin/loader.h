@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/loader.h
 //
 // Host-side plugin loader: finds the shared library serving a repository `type:` in a search

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/plugin_client.h
 //
 // The C++ face of the registry plugin C ABI for hosts (compiled into the loader library:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/plugin_entry.cc
 //
 // The Consul registry plugin: libregistry_consul.so. Its only exported symbol is

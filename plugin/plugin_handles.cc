@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/plugin_handles.cc
 #include "plugin/plugin_handles.h"
 

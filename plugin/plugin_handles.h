@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/plugin_handles.h
 //
 // RAII handles of the registry plugin C ABI for C++ hosts, used through plugin/plugin_client.h

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* plugin/registry_plugin.h
  *
  * The registry plugin C ABI (version 1.8). A plugin is a shared library that exports exactly one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* plugin/registry_plugin_types.h
  *
  * The C types of the registry plugin ABI that are not the function table: status codes,

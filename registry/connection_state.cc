@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // registry/connection_state.cc
 #include "registry/repository.h"
 

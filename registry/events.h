@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // registry/events.h
 //
 // The change events a watch delivers: part of the repository contract (repository.h), produced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // registry/repository.h
 //
 // Repository is the cluster-mode store the middleware talks to: the C++ counterpart of

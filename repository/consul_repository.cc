@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/consul_repository.cc
 #include "repository/consul_repository.h"
 

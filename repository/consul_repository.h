@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/consul_repository.h
 //
 // The Consul-backed Repository: the factory the plugin calls. Keys live under "<namespace>/" in

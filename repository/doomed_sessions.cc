@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/doomed_sessions.cc
 #include "repository/doomed_sessions.h"
 

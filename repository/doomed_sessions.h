@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/doomed_sessions.h
 //
 // The sessions an instance has counted lost while a server may still have them (the loss was

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/entry_listing.cc
 #include "repository/entry_listing.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/entry_listing.h
 //
 // The read behind Repository::ListEntries (internal to repository/): a subtree's keys as Consul

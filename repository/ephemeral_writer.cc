@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/ephemeral_writer.cc
 #include "repository/ephemeral_writer.h"
 

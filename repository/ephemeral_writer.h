@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/ephemeral_writer.h
 //
 // Single attempts at binding a Consul key to a session, each one atomic. A non-exclusive bind is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/hold_deadline.h
 //
 // When a hold on the instance session must end. The arithmetic of the lock safety invariant

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/instance_session.h
 //
 // The instance session as code built on a repository sees it (distributed locks): one Consul

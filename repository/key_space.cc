@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/key_space.cc
 #include "repository/key_space.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/key_space.h
 //
 // KeySpace maps repository keys ("/a/b") to Consul keys under one namespace ("ns/a/b") and back,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/persistent_writes.cc
 #include "repository/persistent_writes.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/persistent_writes.h
 //
 // The requests behind persist, update and delete (internal to repository/). Each is one

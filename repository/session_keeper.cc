@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper.cc
 //
 // The session life cycle and the background threads (renewal, restore). The connection states

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper.h
 //
 // SessionKeeper owns the instance session of one repository and the ephemeral keys bound to it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper_events.cc
 //
 // SessionKeeper's connection states and the delivery of its events: the state machine's

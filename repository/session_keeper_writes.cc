@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper_writes.cc
 //
 // Ephemeral writes and their ordering against persistent writes (see session_keeper.h), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/session_lifecycle.h
 //
 // The life cycle of the instance session as a pure state machine: which session is live, when

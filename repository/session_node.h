@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // repository/session_node.h
 //
 // SessionNode decides which catalog node each new instance session belongs to.

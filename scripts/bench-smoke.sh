@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CI's benchmark smoke test: runs kv_bench, lock_bench, watch_bench, backup_bench (and bridge_bench
 # where the ShardingSphere bridge is built) of an existing build once each, at their smallest sizes,
 # against the dev server, and fails unless every one exits 0 and prints exactly one JSON object

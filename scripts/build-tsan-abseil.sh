@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds Debian's own Abseil source (the same 20220623 release the project links) with
 # ThreadSanitizer into build-tsan-deps/abseil. Debian's binary Abseil is not instrumented, so
 # TSan cannot see absl::Mutex's happens-before edges and reports false races on every guarded

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails if any tracked C/C++ file differs from clang-format's output (Google style, 100 columns;
 # see .clang-format). Run `scripts/check-format.sh --fix` to rewrite the files in place.
 set -euo pipefail

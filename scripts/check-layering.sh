@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails if a source folder includes a project folder that its layer may not use. The table below
 # is the layering (README.md, "Layout"): each folder may include only the folders listed after
 # it, so dependencies point one way and no folder-level cycle can form.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The long fault runs against real Consul (outside the per-commit CI, which runs the short
 # versions through ctest): the leader of a 3-server cluster killed every 20 s for 2 minutes, then
 # a single server crashed and restarted, then paused past two TTLs, each repeated RUNS times

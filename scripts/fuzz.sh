@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets of tests/fuzz in build-fuzz/ with clang (REGISTRY_FUZZ=ON) and
 # runs each for SECONDS (default 60), one after the other, from a copy of its seed corpus
 # (build-fuzz/fuzz/<target>/corpus; the seeds in tests/fuzz/corpus stay as they are). Prints

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes base/go_print.cc: the code points Go's unicode.IsPrint refuses, as sorted ranges.
 
 Consul refuses a request path with any such rune (go-cleanhttp's PrintablePathCheckHandler).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches a real Consul binary (Debian 11 "bullseye" package, v1.8.7) for the integration tests
 # into build-deps/consul (or the folder given as $1) and links it at <out>/bin/consul.
 # Debian 12 no longer ships consul, so we read bullseye's index with a private apt state

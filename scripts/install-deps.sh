@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages this project needs, then fetches the real Consul the integration
 # tests run against (scripts/get-consul.sh; it fails, and so does this script, when Consul cannot
 # be obtained). Idempotent: installs nothing when every package is present; runs `apt-get update`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packaging test, from scratch: the runtime-only build in build-pkg/, `cmake --install` into a
 # temporary prefix, `cpack -G DEB` (registry-consul and registry-consul-dev), lintian on both,
 # their contents (nothing secret, each file in the right package), the .deb's own registryctl, an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quickstart: installs the few Debian packages the demo needs, builds only what it runs
 # (registryctl, the plugin it loads, consul-dev-server), and runs the cluster-mode demo against the
 # embedded Consul-compatible dev server (started on a free port, stopped at the end).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_backup.cc
 //
 // `registryctl export PREFIX` and `registryctl import FILE`: a backup of the namespace's

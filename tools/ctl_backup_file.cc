@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_backup_file.cc
 #include "tools/ctl_backup_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_backup_file.h
 //
 // The backup files of `registryctl export` and `registryctl import`, in `consul kv export`'s

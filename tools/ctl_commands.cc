@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_commands.cc
 #include "tools/ctl_commands.h"
 

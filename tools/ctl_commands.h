@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_commands.h
 //
 // The commands of registryctl, one function each, dispatched through one table. A command gets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_env.cc
 //
 // The variables keep the meanings and formats of Consul's own client (its api package and CLI):

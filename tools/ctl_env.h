@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_env.h
 //
 // Consul's CLI conventions for registryctl: the environment every Consul tool reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_lock.cc
 //
 // `registryctl lock NAME [--fair|--read|--write] [--timeout-ms N] -- CMD ARGS...`: runs CMD while

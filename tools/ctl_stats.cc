@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_stats.cc
 //
 // registryctl's view of the plugin's metrics (ABI 1.7): the `stats` command and the --stats flag.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/ctl_watch.cc
 //
 // `registryctl watch KEY [--initial]`. Events are printed by the plugin's listener thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/descriptors.cc
 #include "tools/descriptors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/descriptors.h
 //
 // The command registryctl runs under a lock must inherit what registryctl's own caller gave it

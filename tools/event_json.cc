@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/event_json.cc
 #include "tools/event_json.h"
 

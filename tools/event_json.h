@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/event_json.h
 //
 // The JSON lines `registryctl watch` prints: one object per event, on one line,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/registryctl.cc
 //
 // registryctl: a command-line host of the registry plugin. The repository comes only through
@@ -79,7 +80,6 @@ DEFINE_string(limit, "",
 
 namespace registry::tools {
 namespace {
-
 constexpr char kDefaultType[] = "Consul";
 
 struct FlagSpec {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/signal_pipe.cc
 #include "tools/signal_pipe.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/signal_pipe.h
 //
 // SignalPipe turns SIGINT and SIGTERM into a readable pipe (the self-pipe trick): the handler

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/diff.h
 //
 // The pure heart of a watch: what it covers (WatchScope), what its listener has been told

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/dispatcher.h
 //
 // Dispatcher runs the listeners of many watches on a tiny, elastic set of worker threads, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/io_loop.h
 //
 // Internal to the watch engine (see watch_engine.h for the behaviour it implements): the IO

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/io_loop_transfers.cc
 //
 // The IO loop as the driver of the query machine (query_machine.h), on the IO thread: what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/query_machine.cc
 //
 // The query machine's inputs, and what an answer of a watch's own query does (rules 1-7 of

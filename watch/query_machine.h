@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/query_machine.h
 //
 // What a watch's blocking queries do, as plain values and one pure transition function, like

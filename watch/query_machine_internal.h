@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/query_machine_internal.h
 //
 // Internal to the query machine (query_machine.h): the steps query_machine.cc (answers of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/query_machine_split.cc
 //
 // Split watches in the query machine (rules 8-10 of query_machine.h; the plan itself is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/socket_ledger.h
 //
 // Internal to the watch engine: which descriptors libcurl was given by the IO loop, and whether

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "watch/split_plan.h"
 
 #include <algorithm>

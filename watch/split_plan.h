@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/split_plan.h
 //
 // How a watch over a big tree is split into blocking queries ("probes"), so that a change

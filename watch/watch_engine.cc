@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "watch/watch_engine.h"
 
 #include <utility>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch/watch_engine.h
 //
 // WatchEngine keeps any number of watches on Consul KV subtrees and reports their changes as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // backup_bench: `registryctl export` and `registryctl import` of --keys keys (100,000 by
 // default), end to end through the real registryctl binary and plugin, with where the time goes,
 // printed as one JSON object.

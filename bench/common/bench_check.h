@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/common/bench_check.h
 //
 // How a benchmark driver stops on a failed call it depends on: it has nothing left to measure,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/common/bench_server.cc
 #include "bench/common/bench_server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/common/bench_server.h
 //
 // The server a benchmark driver runs against, chosen by its --server flag:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // devserver_bench: measures consul-dev-server and prints the numbers as one JSON object.
 //
 //   devserver_bench [--ops=20000] [--parked=10000] [--watchers=1000]

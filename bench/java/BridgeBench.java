@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package registry.consul.bench;
 
 import com.sun.management.OperatingSystemMXBean;

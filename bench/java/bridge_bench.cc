@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bridge_bench: the ShardingSphere bridge (plugin/java) next to the plugin's C ABI, on one server,
 // in one run, printed as one JSON object.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The ShardingSphere bridge next to the plugin's C ABI, on one server, in one run: starts the
 # server (a dev server process, or a real `consul agent -dev` for `consul`) once, measures the C ABI
 # in this process and the bridge in a JVM against it, and prints one JSON object: a `c_abi` and a

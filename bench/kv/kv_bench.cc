@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kv_bench: the plugin's KV throughput next to a raw libcurl loop on the same server, in one run
 // (--server: a dev server process, a real Consul agent, or HOST:PORT), printed as one JSON object.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/kv/raw_kv_client.cc
 #include "bench/kv/raw_kv_client.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/kv/raw_kv_client.h
 //
 // The baseline of kv_bench: the cheapest way to talk to Consul's KV API from C++, one libcurl

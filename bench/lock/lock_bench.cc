@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock_bench: measures the two-tier locks against a server (--server: a dev server process, a
 // real Consul agent, or HOST:PORT) and prints one JSON object.
 //

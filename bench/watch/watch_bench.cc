@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // watch_bench: a driver (not a test) that starts consul-dev-server as a child process and
 // prints, as JSON:
 //  - write -> callback latency (p50/p99/max) with 10 keys under the watched prefix, with 10,000
@@ -7,8 +8,7 @@
 //    server is our child process), and the dev server's reads and woken queries per write;
 //  - background threads, process threads and RSS growth with 1, 100 and 10,000 watches, the
 //    write -> callback latency with that many watches parked, and Close() time.
-// Results are recorded in bench/README.md ("watch" section).
-//
+// Results are recorded in bench/README.md ("watch" section). Usage:
 //   watch_bench [latency|scale] [dev|consul|HOST:PORT] [--writes=200] [--max_queries_per_watch=N]
 //
 // --writes: measured writes per latency case; --max_queries_per_watch: the latency engine's

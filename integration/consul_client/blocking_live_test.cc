@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live blocking queries through registry::consul::Client: wake-ups on writes, millisecond
 // waits, cancellation from another thread, and IndexTracker fed by real responses.
 #include <string>

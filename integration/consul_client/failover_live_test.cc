@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live ACL, datacenter and failover behaviour of registry::consul::Client: dead servers,
 // "No cluster leader" bursts and dropped connections injected by the dev server.
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live KV reads, writes and deletes through registry::consul::Client against the dev server.
 #include <string>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/consul_client/live_fixture.h
 //
 // Fixture of the live client tests: a fresh server per test (the dev server or real Consul, see

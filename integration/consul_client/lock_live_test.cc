@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live acquire/release (session locks on KV keys) through registry::consul::Client.
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live session create/renew/destroy/info/list and TTL expiry through registry::consul::Client.
 #include <algorithm>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live transactions and the status endpoint through registry::consul::Client.
 #include <string>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: routing, query options, ACL/datacenter checks, blocking-query plumbing and the small
 // status/agent endpoints. KV is in api_kv.cc, sessions in api_session.cc, txn and the dev
 // controls in api_txn.cc and api_dev.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/api.h
 //
 // Api turns HTTP requests into Consul's answers: routing, method checks (405), query options

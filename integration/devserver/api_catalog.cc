@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: PUT /v1/catalog/register (Consul's catalog_endpoint.go), for the node a session names.
 // Only what the node registration does: services and checks in the body are not kept.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: /v1/_dev/ controls. Request counters are always on; fault injection only when the
 // server was started with it (otherwise those paths are 404, like any unknown path).
 #include <string>

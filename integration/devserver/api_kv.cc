@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: /v1/kv/<key> (Consul's KVSEndpoint, KVSGet, KVSGetKeys, KVSPut, KVSDelete).
 #include <string>
 #include <utility>

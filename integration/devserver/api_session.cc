@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: /v1/session/{create,destroy,renew,info,node,list} (Consul's session_endpoint.go).
 #include <string>
 #include <utility>

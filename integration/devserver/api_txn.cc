@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: /v1/txn (Consul's txn_endpoint.go, KV operations only).
 #include <string>
 #include <utility>

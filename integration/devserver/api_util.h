@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/api_util.h
 //
 // Response builders shared by the api*.cc files (internal to the dev server library): Consul

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/dev_server.h
 //
 // DevServer is a single-node, in-memory server that speaks the parts of Consul's HTTP API the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/faults.h
 //
 // FaultInjector holds the failure modes tests switch on (added latency, failing requests,

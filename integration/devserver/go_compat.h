@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/go_compat.h
 //
 // Consul is written in Go and its answers carry Go's spellings: durations are parsed with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // go_compat.h: the decoders Consul's request checks rely on (paths, base64, session UUIDs).
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/go_json.h
 //
 // Go's encoding/json as Consul decodes request bodies with it, for the texts of its errors: the

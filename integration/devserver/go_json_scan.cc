@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // go_json.h: GoFirstJsonValue, a port of the checks of Go's encoding/json scanner, so that a
 // body that is not JSON gets the text Consul answers with ("invalid character '}' after object
 // key", "unexpected EOF", ...).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/http_connection.cc
 //
 // One client connection of the dev server: reads requests, applies injected faults, runs the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/http_message.h
 //
 // Transport-neutral HTTP request/response values exchanged between the network layer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer: the Boost.Asio/Beast network layer (connections: http_connection.cc). All
 // connection state lives on the single IO thread; other threads reach it only through
 // IoHandle::Post.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/http_server.h
 //
 // HttpServer is the dev server's network layer: an HTTP/1.1 server on Boost.Asio/Beast with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/http_server_internal.h
 //
 // Internal to the dev server's network layer (http_server.cc: the server; http_connection.cc:

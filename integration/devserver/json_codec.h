@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/json_codec.h
 //
 // Consul's JSON shapes for the dev server: DirEntry and Session output (Go field order,

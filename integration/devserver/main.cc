@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // consul-dev-server: runs DevServer until SIGINT/SIGTERM.
 //
 //   consul-dev-server --http-addr=127.0.0.1:0 --session-ttl-min=1s

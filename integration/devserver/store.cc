@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store: KV reads, the write primitives shared by every write path, commit and watches,
 // timers and the index reset. Sessions are in store_session.cc, KV operations and
 // transactions in store_txn.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/store.h
 //
 // Store is the dev server's whole state: the KV table with its tombstones, sessions with their

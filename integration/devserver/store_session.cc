@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store: sessions (Consul's Session.Apply validation, sessionCreateTxn, deleteSessionTxn and
 // the leader's TTL timers).
 #include <algorithm>

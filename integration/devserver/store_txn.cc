@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store: KV operations (Consul's kvsSetCASTxn, kvsLockTxn, kvsUnlockTxn, txnKVS, ...) shared
 // by the single-op /v1/kv path (Apply) and transactions (Txn).
 #include <utility>

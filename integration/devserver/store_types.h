@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/devserver/store_types.h
 //
 // Plain value types shared by the dev server's store (store.h) and its HTTP API (api.h): the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/differential/differential_test.cc
 //
 // The dev server against real Consul: each scenario sends the same requests to both (a fresh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/differential/normalize.cc
 #include "integration/differential/normalize.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/differential/normalize.h
 //
 // What may legitimately differ between two Consul servers answering the same requests is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/differential/scenarios.cc
 #include "integration/differential/scenarios.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/differential/scenarios.h
 //
 // The request scenarios the differential test sends to the dev server and to real Consul: KV

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/faults/cluster_workload.cc
 #include "integration/faults/cluster_workload.h"
 

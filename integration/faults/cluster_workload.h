@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/faults/cluster_workload.h
 //
 // The load the fault tests put on a real Consul cluster while they kill, restart or pause its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/faults/leader_election_test.cc
 //
 // A real 3-server Consul 1.8.7 cluster whose leader is killed (SIGKILL) while three instances

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/faults/server_faults_test.cc
 //
 // Faults of a single real Consul server (not -dev: its state is on disk), under the load of

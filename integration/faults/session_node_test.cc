@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/faults/session_node_test.cc
 //
 // A session belongs to a catalog node, and Consul invalidates every session of a node it

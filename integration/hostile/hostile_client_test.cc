@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/hostile/hostile_client_test.cc
 //
 // The client, the repository and the locks against servers that flood, hang or are gone

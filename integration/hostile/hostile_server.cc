@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/hostile/hostile_server.cc
 #include "integration/hostile/hostile_server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/hostile/hostile_server.h
 //
 // HostileServer: a misbehaving "Consul" on a free loopback port, for the tests of what the

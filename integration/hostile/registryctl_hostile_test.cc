@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/hostile/registryctl_hostile_test.cc
 //
 // registryctl, as a real process, against servers that flood, hang or are gone: its memory stays

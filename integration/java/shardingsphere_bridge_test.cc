@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/java/shardingsphere_bridge_test.cc
 //
 // Runs the JUnit tests of the ShardingSphere bridge (plugin/java/shared/src/test and the version

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/fair_lock_test.cc
 //
 // The fair lock (LockManager::GetFairLock) against the dev server and real Consul: FIFO order

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_basics_test.cc
 //
 // Two-tier locks against the in-process dev server: request counts, reentrancy, timeout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_deadline_test.cc
 //
 // TryLock's deadline bounds everything inside it, even on a slow server: the acquire, the reads

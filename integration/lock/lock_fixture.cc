@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_fixture.cc
 #include "integration/lock/lock_fixture.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_fixture.h
 //
 // Fixture of the lock integration tests: a fresh server per test (the dev server or real Consul,

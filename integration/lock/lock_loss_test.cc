@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_loss_test.cc
 //
 // Lock-delay, loss of a held lock (session expiry, key deletion), fencing after a loss, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_minority_test.cc
 //
 // The lock's one promise under the fault that once broke it: the holder cut off together with a

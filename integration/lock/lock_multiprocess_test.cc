@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_multiprocess_test.cc
 //
 // Lock safety across real processes: several lock_safety_worker processes, each its own

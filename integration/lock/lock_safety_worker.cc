@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock_safety_worker: one contender of the multi-process lock-safety test.
 //
 //   lock_safety_worker --servers=127.0.0.1:PORT --rounds=N [--name=safety] [--key=/safety/count]

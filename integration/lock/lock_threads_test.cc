@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/lock_threads_test.cc
 //
 // Where background work runs: a held lock key is a key watch on the repository's watch engine,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/rw_lock_test.cc
 //
 // The read/write lock (LockManager::GetReadLock / GetWriteLock) against the dev server and real

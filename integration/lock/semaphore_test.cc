@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock/semaphore_test.cc
 //
 // The semaphore (LockManager::GetSemaphore) against the dev server and real Consul: at most

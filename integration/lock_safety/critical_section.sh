@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # integration/lock_safety/critical_section.sh LOG REGISTRYCTL CONFIG TAG PAUSE_BEFORE PAUSE_AFTER [MODE]
 #
 # One critical section of the lock-safety harness, run by `registryctl lock` while it holds the

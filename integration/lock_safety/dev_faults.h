@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock_safety/dev_faults.h
 //
 // The faults the lock-safety harness injects into a consul-dev-server process (over its

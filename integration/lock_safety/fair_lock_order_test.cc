@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock_safety/fair_lock_order_test.cc
 //
 // The fair lock across processes (`registryctl lock --fair`), on a consul-dev-server process and

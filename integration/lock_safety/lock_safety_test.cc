@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock_safety/lock_safety_test.cc
 //
 // The lock-safety harness: 8 `registryctl lock` processes x 15 iterations contend for one lock

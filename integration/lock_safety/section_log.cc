@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock_safety/section_log.cc
 #include "integration/lock_safety/section_log.h"
 

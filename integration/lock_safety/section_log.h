@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock_safety/section_log.h
 //
 // The evidence of the lock-safety harness and its checks. Each iteration is one `registryctl

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/lock_safety/section_log_test.cc
 //
 // The lock-safety harness's checks (section_log.h) on hand-made evidence.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/app_instance.cc
 #include "integration/partition/app_instance.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/app_instance.h
 //
 // AppInstance: an in-process Consul repository (repository/consul_repository.h) that lives in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/fenced_counter.cc
 #include "integration/partition/fenced_counter.h"
 

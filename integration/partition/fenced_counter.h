@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/fenced_counter.h
 //
 // The fenced counter of the partition tests: FencedWriter is an in-process repository in one lab

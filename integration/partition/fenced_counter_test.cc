@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/fenced_counter_test.cc
 //
 // CheckFencedCounter on hand-made attempts: what a lost increment of the fenced counter looks

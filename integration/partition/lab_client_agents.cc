@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/lab_client_agents.cc
 #include "integration/partition/lab_client_agents.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/lab_client_agents.h
 //
 // LabClientAgents: Consul client agents (no -server) beside the instances of a NetworkLab, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/lab_consul.h
 //
 // LabConsul: a real Consul cluster inside a NetworkLab (network_lab.h). Server i runs in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/lock_workers.h
 //
 // LockWorkers: one loop per lab node, each running

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/network_lab.cc
 #include "integration/partition/network_lab.h"
 

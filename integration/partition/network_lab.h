@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/network_lab.h
 //
 // NetworkLab: a private network of Linux network namespaces for partition tests, and the faults

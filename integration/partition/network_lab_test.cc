@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/network_lab_test.cc
 //
 // The lab itself, without Consul: each fault blocks what network_lab.h says it blocks, spares

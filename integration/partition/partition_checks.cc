@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_checks.cc
 #include "integration/partition/partition_checks.h"
 

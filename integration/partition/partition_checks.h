@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_checks.h
 //
 // What a partition test concludes from its evidence, as pure functions:

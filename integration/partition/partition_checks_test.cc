@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_checks_test.cc
 //
 // The partition tests' conclusions (partition_checks.h) on hand-made evidence: what counts as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_faults.cc
 //
 // The faults of the partition tests (PartitionTest::Fault*, partition_fixture.h), written once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_fixture.cc
 #include "integration/partition/partition_fixture.h"
 

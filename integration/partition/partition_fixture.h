@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_fixture.h
 //
 // The fixture of the partition tests: a NetworkLab (network_lab.h) with nine nodes

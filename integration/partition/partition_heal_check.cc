@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_heal_check.cc
 //
 // PartitionTest::HealAndCheck and the checks it makes (partition_fixture.h).

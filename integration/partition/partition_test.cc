@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/partition/partition_test.cc
 //
 // Network partitions of a real 3-server Consul 1.8.7 cluster and of the plugin instances using

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* integration/plugin/c_host.c
  *
  * A host written in C11 (no C++ anywhere in this executable) that drives the real Consul plugin

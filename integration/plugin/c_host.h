@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* integration/plugin/c_host.h
  *
  * What the files of the C host (c_host.c, c_host_locks.c) share: the negotiated table, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* integration/plugin/c_host_locks.c
  *
  * The lock exercises of the C host (c_host.c): locks (1.2: re-entry, fenced writes), fair locks

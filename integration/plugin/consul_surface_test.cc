@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/consul_surface_test.cc
 //
 // The watch (1.1), lock (1.2), fair lock (1.3), semaphore (1.4) and read/write lock (1.5) entries

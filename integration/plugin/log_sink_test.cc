@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/log_sink_test.cc
 //
 // The plugin's log through the C ABI (1.6 set_log_sink), with the real plugin loaded by the

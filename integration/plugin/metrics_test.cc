@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/metrics_test.cc
 //
 // The plugin's metrics through the C ABI (1.7), with the real plugin loaded by the host-side

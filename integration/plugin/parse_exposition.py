@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Parses a Prometheus text exposition with prometheus_client's own parser.
 
 Usage: parse_exposition.py FILE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/registryctl_backup_test.cc
 //
 // `registryctl export` and `registryctl import` as real processes, on every server kind (the dev

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/registryctl_env_test.cc
 //
 // registryctl as real processes reading Consul's CLI environment (tools/ctl_env.h): the variables

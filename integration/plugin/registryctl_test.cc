@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/registryctl_test.cc
 //
 // registryctl as real processes against a real consul-dev-server process: every command's

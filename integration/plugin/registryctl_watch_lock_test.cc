@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/plugin/registryctl_watch_lock_test.cc
 //
 // `registryctl watch`, `registryctl lock` (also --fair, --read, --write) and `registryctl

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/clock_step_test.cc
 //
 // The instance session keeps being renewed when the wall clock steps back. This binary steps its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/connection_health_test.cc
 //
 // Connection states come from every call and watch, not only from the instance session: an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_acl_test.cc
 //
 // A repository whose token the server refuses (none, or one it does not know) against a server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_batch_test.cc
 //
 // PersistBatch: many persistent keys in few transactions, every entry checked before anything

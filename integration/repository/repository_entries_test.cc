@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_entries_test.cc
 //
 // What a backup reads and a restore tries first: ListEntries (a subtree's keys with exact values,

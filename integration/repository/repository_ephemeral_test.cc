@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_ephemeral_test.cc
 //
 // Ephemeral keys and the instance session: binding, takeover, exclusivity under races, Close(),

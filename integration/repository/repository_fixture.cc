@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_fixture.cc
 #include "integration/repository/repository_fixture.h"
 

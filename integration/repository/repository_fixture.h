@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_fixture.h
 //
 // Fixture of the repository integration tests: a fresh server per test (the dev server or real

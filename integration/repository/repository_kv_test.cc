@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_kv_test.cc
 //
 // Persistent keys: every plain repository method, namespace isolation and key validation,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_listeners_test.cc
 //
 // Connection listeners of the Consul-backed Repository: what they hear, and that one listener's

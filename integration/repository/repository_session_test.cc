@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/repository/repository_session_test.cc
 //
 // The instance session over time: renewals failing and recovering (SUSPENDED, RECONNECTED,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/consul_agent.h
 //
 // A real `consul agent -dev` for integration tests: loopback only, a free port for every

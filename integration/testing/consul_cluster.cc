@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/consul_cluster.cc
 #include "integration/testing/consul_cluster.h"
 

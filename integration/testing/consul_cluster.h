@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/consul_cluster.h
 //
 // A real Consul cluster of N servers on loopback for fault tests: `consul agent -server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/delay_proxy.cc
 #include "integration/testing/delay_proxy.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/delay_proxy.h
 //
 // DelayProxy: a TCP proxy on a free loopback port that forwards every connection to a target

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/dev_control.cc
 #include "integration/testing/dev_control.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/dev_control.h
 //
 // A consul-dev-server process for multi-process tests, and plain HTTP calls to it (libcurl): the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/eventually.cc
 #include "integration/testing/eventually.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/eventually.h
 //
 // The one wait helper of the tests, unit (tests/) and integration (integration/): Eventually

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/server_kind.cc
 #include "integration/testing/server_kind.h"
 

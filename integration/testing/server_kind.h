@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/server_kind.h
 //
 // Which server an integration suite runs against, chosen by $REGISTRY_TEST_SERVER:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/server_process_test.h
 //
 // The base of suites whose tests share one server process, of the kind $REGISTRY_TEST_SERVER

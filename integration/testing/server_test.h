@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/server_test.h
 //
 // The common base of the in-process integration suites (repository, watch, lock): a fresh server

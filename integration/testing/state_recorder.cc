@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/state_recorder.cc
 #include "integration/testing/state_recorder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/state_recorder.h
 //
 // StateRecorder records the connection states a repository reports, for tests that wait (with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/subprocess.cc
 #include "integration/testing/subprocess.h"
 

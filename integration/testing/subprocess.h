@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/subprocess.h
 //
 // Child processes for multi-process tests: spawn a binary with its stdout and stderr on pipes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/test_pki.cc
 #include "integration/testing/test_pki.h"
 

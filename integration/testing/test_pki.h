@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/testing/test_pki.h
 //
 // Certificates for a TLS Consul agent in a test, made with the `openssl` command: a CA, a server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/tls/registryctl_env_tls_test.cc
 //
 // registryctl, a real host process loading the plugin, against a real agent on https only with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/tls/tls_failures_test.cc
 //
 // The Consul client against a real agent on https only with `verify_incoming_https`: a wrong CA,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Repository::Watch / RemoveWatch / RemoveDataListener of the Consul repository, against the dev
 // server.
 #include <atomic>

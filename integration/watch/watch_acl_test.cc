@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/watch/watch_acl_test.cc
 //
 // Watches against a server that requires an ACL token on every request (the dev server with a

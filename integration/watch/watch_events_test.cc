@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which events a watch reports, for each kind of change, at the watched key and deep below it.
 #include <memory>
 #include <string>

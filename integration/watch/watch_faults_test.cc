@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // No lost final state: after index resets, failing servers, dropped connections and restarts,
 // the listener's view converges to the server's.
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // integration/watch/watch_fixture.h
 //
 // Fixture of the watch engine integration tests: a fresh server per test (the dev server or real

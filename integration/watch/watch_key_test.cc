@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Key watches (WatchEngine::WatchKey) and posted tasks (WatchEngine::Post): what a lock monitor
 // and lost-lock notifications are built on.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A watch engine on a dispatcher lent by its owner (as a repository lends its serial executor):
 // no thread before a watch, listeners on the owner's worker, and a Close() that leaves the owner's
 // tasks running.

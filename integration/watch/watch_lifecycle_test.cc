@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Remove and Close promptness and guarantees, listener isolation (exceptions, slow listeners),
 // and many watches on one IO thread.
 #include <atomic>

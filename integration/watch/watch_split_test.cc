@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Watches of big trees split into blocking queries on parts of the tree (watch/split_plan.h):
 // the listener sees exactly what an unsplit watch would — every change once, per-key order,
 // new folders, emptied folders, the watched key itself — and the watch holds no more

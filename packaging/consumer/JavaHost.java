@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packaging/consumer/JavaHost.java ADDRESS
 //
 // A Java host of the installed ShardingSphere bridge: finds the repository of type "Consul"

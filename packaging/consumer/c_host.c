@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* packaging/consumer/c_host.c: a C11 host of the installed plugin, through the C ABI alone.
  *
  *   c_host HOST:PORT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // packaging/consumer/cpp_host.cc: a C++ host of the installed plugin, through the loader and the
 // C++ wrapper.
 //

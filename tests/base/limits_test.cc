@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/base/limits_test.cc
 #include "base/limits.h"
 

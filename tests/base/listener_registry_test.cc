@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/base/listener_registry_test.cc
 #include "base/listener_registry.h"
 

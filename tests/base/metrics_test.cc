@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/base/metrics_test.cc
 //
 // The metric types and the text format they are written in; the catalog's names.

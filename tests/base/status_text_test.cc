@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/base/status_text_test.cc
 #include "base/status_text.h"
 

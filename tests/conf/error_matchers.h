@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/error_matchers.h
 //
 // Assertions for config errors: the code, and the pieces the message must name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/examples_test.cc
 //
 // Every example under conf/examples/ must load: they are documentation that is checked. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/prop_values_test.cc
 //
 // The values of the repository props, read from YAML: every error names key, value and line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/props_test.cc
 //
 // The props-map entry point (C ABI) and the override helper (CLI flags).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/scoped_temp_dir.h
 //
 // A directory of the test's own under ::testing::TempDir(), removed with everything in it when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/tls_props_test.cc
 //
 // The TLS props: each file readable and not blank, certificate and key together, a server name

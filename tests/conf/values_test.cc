@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/values_test.cc
 //
 // The value parsers behind the props, tested directly for their edges.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/yaml_fixture.h
 //
 // Builds registry YAML for tests with known line numbers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/conf/yaml_test.cc
 //
 // The shape of the registry YAML: documents, mode, repository, props as blocks; defaults.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real libcurl against loopback sockets made by the test itself (no Consul needed).
 #include "consul/curl_transport.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ForEachListingEntry must read exactly what ParseKvListResponse reads, and refuse what it cannot
 // read (the watch engine then falls back to the general parser); ParseKvReadAnswer tells the
 // answers a watch can use from failures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/consul/mock_transport.h
 //
 // gmock Transport and small response factories shared by the client unit tests.

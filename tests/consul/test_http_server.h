@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/consul/test_http_server.h
 //
 // Loopback sockets for the real-libcurl tests: a tiny HTTP/1.1 responder that counts accepted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/consul/tls_errors_test.cc
 //
 // TLS failures in the user's words, and a client that gives up at once on a certificate no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blocking-query rules at the API layer, without sockets: when a BlockingQuery completes,
 // how long it may wait, and which index it reports.
 #include <variant>

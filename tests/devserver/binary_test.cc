@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end tests of the consul-dev-server binary: start, listening line, a request, signals,
 // exit codes. CONSUL_DEV_SERVER_PATH is set by CMake.
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ACLs with a master token: what Consul (default_policy deny) answers to a request with the
 // master token, with an unknown token (refused: 403 "ACL not found"), and with none at all (the
 // anonymous token: single reads and writes refused, lists and session reads filtered to nothing,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blocking queries over real connections: who wakes, who does not, timeouts, hang-ups.
 #include <arpa/inet.h>
 #include <netinet/in.h>

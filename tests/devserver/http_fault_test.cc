@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection (/v1/_dev/ and DevServer methods) and request counters.
 #include "tests/devserver/server_fixture.h"
 

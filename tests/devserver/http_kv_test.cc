@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /v1/kv over HTTP: shapes, status codes and headers as Consul sends them.
 #include "tests/devserver/server_fixture.h"
 

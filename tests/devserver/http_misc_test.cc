@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status, agent, datacenter, consistency, ACL and malformed-request handling over HTTP.
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /v1/session over HTTP, including real-time TTL expiry (server session_ttl_min = 1 s).
 #include "tests/devserver/server_fixture.h"
 

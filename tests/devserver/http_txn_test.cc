@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /v1/txn over HTTP: result and error shapes, limits.
 #include "absl/strings/escaping.h"
 #include "tests/devserver/server_fixture.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Third-party client check: Debian's python3-consul (0.7.1) against consul-dev-server.
 
 Usage: /usr/bin/python3 python_consul_test.py /path/to/consul-dev-server

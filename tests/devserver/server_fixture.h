@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/devserver/server_fixture.h
 //
 // Fixture for HTTP-level tests: a DevServer started in-process on 127.0.0.1:0 with 1 s

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store-level KV rules: indexes, tombstones, CAS, identical writes, keys/separator, watches,
 // index reset.
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store-level session rules: validation, acquire/release and LockIndex, invalidation with
 // release/delete behaviour, lock-delay, TTL expiry (on a fake clock).
 #include "integration/devserver/store.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/devserver/store_test_util.h
 //
 // Helpers for store-level tests: a settable clock and short-hand KV operations.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/devserver/test_http_client.h"
 
 #include <arpa/inet.h>

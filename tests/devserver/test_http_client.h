@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/devserver/test_http_client.h
 //
 // A tiny synchronous HTTP client for the dev server's HTTP-level tests (libcurl easy, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the key and value inputs of the plugin C ABI (plugin/registry_plugin.h), through
 // the Consul plugin's own table (linked in, as libregistry_consul.so builds it) against a dev
 // server in this process. Each input is a few operations (persist, update, get, exists,

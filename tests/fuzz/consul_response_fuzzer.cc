@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: every Consul response parser of consul/ (kv, session, txn, status, the
 // query headers and the error mapping), on a response whose status, query headers and body come
 // from the input. Parsers must never crash, hang or leak, and must keep the promises of their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the dev server's request handling without sockets. Each input is a few raw
 // HTTP/1.1 requests separated by NUL bytes; each is split the way the network layer does
 // (http_server.cc: request line, X-Consul-Token, Authorization, Content-Length, body), its target

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Included by the root CMakeLists.txt when REGISTRY_FUZZ is ON, before any folder is added, so
 # that every source of the project is compiled with libFuzzer's coverage instrumentation and
 # ASan + UBSan: the fuzz targets reach into the libraries, and coverage must too. The fuzz

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Differential fuzz target: watch::DiffListingBody (the in-place differ reading a listing body)
 // against the general path, consul::ParseKvListResponse + watch::DiffListing, from the same
 // previous snapshot, scope, key mapper and comparison. What diff.h promises, and what is checked:

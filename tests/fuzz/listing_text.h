@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/listing_text.h
 //
 // Bodies of recursive KV listings (GET /v1/kv/<prefix>?recurse) written from fuzz input for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpus of consul_response_fuzzer (tests/fuzz/corpus/consul_response_fuzzer).
 
 The target reads its input with FuzzedDataProvider: the parser, the status and which query

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: conf::ParseRegistryYaml on arbitrary text. It must never crash, hang or leak
 // (yaml-cpp throws on bad input; no exception may escape), and every config it accepts must
 // satisfy the promises of RegistryConfig's field comments, which the rest of the plugin relies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/fair_lock_test.cc
 //
 // The request sequence of the fair lock (lock/consul_fair_lock.h) against a strict gmock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/fake_instance_session.h
 //
 // An InstanceSession for unit tests, with the other InstanceParts a lock manager is built from: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/lock_kind_test.cc
 //
 // The table of lock kinds (lock/lock_kind.h) and the `kind` label of the lock metrics that it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/lock_manager_fixture.h
 //
 // Shared by the request-sequence tests of the two-tier lock (lock_manager_test.cc,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/lock_manager_loss_test.cc
 //
 // Request sequences of the two-tier lock (see lock_manager_test.cc) for losses, fenced writes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/lock_manager_test.cc
 //
 // The request sequence of the two-tier lock against a strict gmock transport: every request the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/lock_name_test.cc
 #include "lock/lock_name.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/record_lock_fixture.h
 //
 // The tree of a record lock (lock/record_lock.h: the semaphore, the read/write lock) as the

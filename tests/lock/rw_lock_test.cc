@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/rw_lock_test.cc
 //
 // The request sequences of the read/write lock (lock/consul_rw_lock.h) against a strict gmock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/lock/semaphore_test.cc
 //
 // The request sequence of the semaphore (lock/consul_semaphore.h) against a strict gmock

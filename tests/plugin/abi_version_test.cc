@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/abi_version_test.cc
 //
 // Minor-version compatibility of the C ABI: hosts built for 1.0 to 1.7 keep working with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/backup_file_test.cc
 //
 // The files of `registryctl export` / `import` (tools/ctl_backup_file.h): written byte for byte as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Asserts that the shared library PLUGIN exports exactly one defined dynamic symbol, the ABI's
 # init function. Run as: cmake -DNM=<nm> -DPLUGIN=<path> -P check_exports.cmake
 execute_process(COMMAND ${NM} -D --defined-only ${PLUGIN}

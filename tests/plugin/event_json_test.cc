@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/event_json_test.cc
 //
 // The JSON lines of `registryctl watch` (tools/event_json.h): the exact format, escaping, and

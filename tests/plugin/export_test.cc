@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/export_test.cc
 //
 // The ABI 1.8 entries (list_entries, store_key_prefix, check_batch) end to end through a real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tests/plugin/fake_plugins.c
  *
  * Broken plugins for the loader's failure tests, one per FAKE_PLUGIN_* define:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/loader_test.cc
 //
 // The host-side loader: finding a plugin for a type, and every way loading can fail.

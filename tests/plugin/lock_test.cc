@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/lock_test.cc
 //
 // Locks across the C ABI (1.2), end to end through a real dlopen of the in-memory test plugin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/memory_locks.cc
 #include "tests/plugin/memory_locks.h"
 

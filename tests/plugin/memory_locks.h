@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/memory_locks.h
 //
 // The locks of the in-memory test plugin (memory_plugin.cc): a test double of

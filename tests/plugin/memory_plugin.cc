@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/memory_plugin.cc
 //
 // libregistry_memory.so: a test plugin serving `type: Memory` through the same ABI adapter as

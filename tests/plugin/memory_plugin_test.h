@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/memory_plugin_test.h
 //
 // The base fixture of the tests that drive the in-memory test plugin (memory_plugin.cc) through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/plugin_client_test.cc
 //
 // The C++ wrapper over the C ABI and the plugin-side adapter, end to end through a real dlopen

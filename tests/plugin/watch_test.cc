@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/plugin/watch_test.cc
 //
 // Watches across the C ABI (1.1), end to end through a real dlopen of the in-memory test plugin:

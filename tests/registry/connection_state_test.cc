@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/registry/connection_state_test.cc
 #include "gtest/gtest.h"
 #include "registry/repository.h"

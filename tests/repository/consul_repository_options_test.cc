@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/repository/consul_repository_options_test.cc
 #include <filesystem>
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/repository/doomed_sessions_test.cc
 //
 // The schedule of destroying sessions counted lost (repository/doomed_sessions.h), on made-up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/repository/hold_deadline_test.cc
 #include "repository/hold_deadline.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/repository/key_space_test.cc
 #include "repository/key_space.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SessionLifecycle: every transition of the instance session, driven with times and answers
 // only (no server, no clock), and a randomized run that tries to keep a session past its loss
 // deadline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/repository/session_node_test.cc
 //
 // Which node each instance session is created on (repository/session_node.h), against a strict

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DiffListingBody must give exactly what parsing the body and calling DiffListing gives, and
 // must leave the listener's view untouched when it refuses a body.
 #include <algorithm>

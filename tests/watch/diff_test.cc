@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DiffListing: previous view + fresh listing -> the events that bring the listener to it.
 #include "watch/diff.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatcher as the repository's serial executor: no thread before work, posted tasks in order
 // (those left at Stop() run on the stopping thread), and the supervisor hand-over a lending
 // owner relies on (SetSupervisor).

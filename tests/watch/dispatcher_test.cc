@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatcher: per-watch order and serialisation, isolation of slow listeners, Remove and Stop
 // guarantees.
 #include "watch/dispatcher.h"

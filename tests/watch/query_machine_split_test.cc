@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query machine (watch/query_machine.h) of split watches, driven input by input with no
 // server and no clock: what each kind of probe does with each answer, when a split ends, and
 // when a watch plans (again).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query machine (watch/query_machine.h) of unsplit watches, driven input by input with no
 // server and no clock: every answer a watch's own query can get, in every state it can get it,
 // and the convergence rules the integration tests of integration/watch pin end to end.

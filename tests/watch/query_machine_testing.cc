@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/watch/query_machine_testing.h"
 
 #include <type_traits>

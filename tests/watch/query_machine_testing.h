@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the query machine's tests (query_machine_test.cc, query_machine_split_test.cc):
 // Consul's answers as the IO loop hands them over, fixed rules and times (no clock), and the
 // actions described as short strings, so that a test reads as the list of what the loop does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SocketLedger: an epoll registration is taken out only while its socket is still the one open
 // under that number (libcurl may report a socket unused after closing it).
 #include "watch/socket_ledger.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Option validation of the watch engine (no server needed).
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cluster-mode demo: a Consul-compatible dev server and several middleware instances, each a
 # separate `registryctl` process that reaches the registry only through the plugin SPI
 # (build/lib/libregistry_consul.so).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/java/native/bridge_repository.cc
 #include "plugin/java/native/bridge_repository.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/java/native/bridge_repository.h
 //
 // What one Java repository owns on the native side: a repository of the Consul plugin, loaded

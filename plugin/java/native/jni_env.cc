@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/java/native/jni_env.cc
 #include "plugin/java/native/jni_env.h"
 

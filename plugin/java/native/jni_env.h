@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/java/native/jni_env.h
 //
 // The JNI plumbing of the ShardingSphere bridge, written once: the JavaVM and the classes the

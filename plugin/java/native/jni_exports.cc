@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugin/java/native/jni_exports.cc
 //
 // The native methods of org.example.registryconsul.shardingsphere.NativeRepository, registered by

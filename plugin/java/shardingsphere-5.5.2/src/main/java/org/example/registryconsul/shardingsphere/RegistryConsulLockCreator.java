@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package org.example.registryconsul.shardingsphere;
 
 import org.apache.shardingsphere.infra.props.TypedProperties;

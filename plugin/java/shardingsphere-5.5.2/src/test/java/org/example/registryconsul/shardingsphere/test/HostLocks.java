@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package org.example.registryconsul.shardingsphere.test;
 
 import org.apache.shardingsphere.mode.repository.cluster.ClusterPersistRepository;
