@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/hostile/hostile_server.h"
+#include "integration/hostile/hostile_testing.h"
 #include "lock/lock_manager.h"
 #include "repository/consul_repository.h"
 
@@ -30,13 +31,6 @@ constexpr size_t kLimit = size_t{4} << 20;
 constexpr uint64_t kInFlight = uint64_t{24} << 20;
 // How late a call may return after its bound on a loaded machine (sanitizers, ctest -j).
 constexpr absl::Duration kSlack = absl::Seconds(2);
-
-std::unique_ptr<HostileServer> StartServer(Behaviour behaviour, uint64_t body_bytes = 0) {
-  absl::StatusOr<std::unique_ptr<HostileServer>> server =
-      HostileServer::Start(behaviour, body_bytes);
-  EXPECT_TRUE(server.ok()) << server.status();
-  return server.ok() ? *std::move(server) : nullptr;
-}
 
 consul::ClientOptions ClientFor(const std::string& address) {
   consul::ClientOptions options;

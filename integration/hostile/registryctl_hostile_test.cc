@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/hostile/hostile_server.h"
+#include "integration/hostile/hostile_testing.h"
 #include "integration/testing/subprocess.h"
 
 namespace registry::integration {
@@ -25,13 +26,6 @@ using ::testing::Not;
 
 // How late a process may exit after its bound on a loaded machine (sanitizers, ctest -j).
 constexpr absl::Duration kSlack = absl::Seconds(3);
-
-std::unique_ptr<HostileServer> StartServer(Behaviour behaviour, uint64_t body_bytes = 0) {
-  absl::StatusOr<std::unique_ptr<HostileServer>> server =
-      HostileServer::Start(behaviour, body_bytes);
-  EXPECT_TRUE(server.ok()) << server.status();
-  return server.ok() ? *std::move(server) : nullptr;
-}
 
 RunResult RunCtl(const std::string& address, std::vector<std::string> args) {
   std::vector<std::string> argv = {REGISTRYCTL_BIN, "--servers=" + address};
