@@ -60,10 +60,10 @@ DEFINE_bool(write, false,
             "lock only: take the write side of the read/write lock NAME, which one process holds "
             "while no process holds its read side; a waiting writer holds back the readers that "
             "come after it");
-DEFINE_int64(timeout_ms, -1,
-             "lock and semaphore only: give up (exit 1) if the lock (or a permit) is not acquired "
-             "within this many milliseconds; 0 makes a single attempt. Default: wait as long as it "
-             "takes");
+// A string: gflags would refuse a bad number itself, with exit 1 where usage errors exit 2.
+DEFINE_string(timeout_ms, "",
+              "lock and semaphore only: give up (exit 1) if the lock (or a permit) is not acquired "
+              "within this many ms, 0 to 86400000; 0 makes a single attempt. Default: wait");
 DEFINE_bool(dry_run, false,
             "import only: check every entry of FILE as the import would, print how many keys it "
             "would write, and write nothing");
@@ -81,6 +81,7 @@ DEFINE_string(limit, "",
 namespace registry::tools {
 namespace {
 constexpr char kDefaultType[] = "Consul";
+constexpr int64_t kMaxTimeoutMs = 24 * 60 * 60 * 1000;  // --timeout-ms: 24 h
 
 struct FlagSpec {
   const char* name;           // as typed: --plugin-dir
@@ -154,7 +155,7 @@ void PrintHelp() {
     gflags::CommandLineFlagInfo info;
     if (!gflags::GetCommandLineFlagInfo(flag.variable, &info)) continue;
     std::string head = absl::StrCat("--", flag.name);
-    if (!info.default_value.empty() && !flag.is_bool && info.default_value != "-1") {
+    if (!info.default_value.empty() && !flag.is_bool) {
       absl::StrAppend(&head, " (default ", info.default_value, ")");
     }
     std::printf("  %s\n%s", head.c_str(), Wrapped(info.description, "      ").c_str());
@@ -293,11 +294,12 @@ std::optional<int> ReadCommandOptions(CommandOptions* options) {
   options->dry_run = FLAGS_dry_run;
   if (std::optional<int> rc = ReadLockKind(&options->lock_kind); rc.has_value()) return rc;
   if (FlagIsSet("timeout_ms")) {
-    if (FLAGS_timeout_ms < 0) {
-      return UsageError(
-          absl::StrCat("flag '--timeout-ms' must be 0 or more, got ", FLAGS_timeout_ms));
+    int64_t ms = -1;
+    if (!absl::SimpleAtoi(FLAGS_timeout_ms, &ms) || ms < 0 || ms > kMaxTimeoutMs) {
+      return UsageError(absl::StrCat("flag '--timeout-ms' must be a number from 0 to ",
+                                     kMaxTimeoutMs, ", got '", FLAGS_timeout_ms, "'"));
     }
-    options->lock_timeout = absl::Milliseconds(FLAGS_timeout_ms);
+    options->lock_timeout = absl::Milliseconds(ms);
   }
   if (FlagIsSet("limit")) {
     int limit = 0;
@@ -418,9 +420,7 @@ int Run(int argc, char** argv) {
   std::vector<std::string> args;
   CommandOptions options;
   if (std::optional<int> rc = ParseInvocation(argc, argv, &command, &args, &options)) return *rc;
-
-  // Capture signals before connecting, so one arriving while the key is written still ends in
-  // a clean close rather than a killed process.
+  // Signals are captured before connecting: one arriving mid-write still ends in a clean close.
   std::unique_ptr<SignalPipe> signals;
   if (command->holds) {
     absl::StatusOr<std::unique_ptr<SignalPipe>> installed = SignalPipe::Install();

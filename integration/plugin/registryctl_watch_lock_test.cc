@@ -231,6 +231,12 @@ TEST_F(RegistryctlWatchLockTest, LockUsageErrorsExitTwo) {
   RunResult bad_timeout = RunCtl({"lock", "x", "--timeout-ms=-5", "--", "true"});
   EXPECT_EQ(bad_timeout.exit_code, 2);
   EXPECT_THAT(bad_timeout.err, HasSubstr("-5"));
+  // Values gflags would refuse with exit 1 and its own words.
+  for (const char* value : {"abc", "99999999999999999999", "86400001"}) {
+    RunResult refused = RunCtl({"lock", "x", absl::StrCat("--timeout-ms=", value), "--", "true"});
+    EXPECT_EQ(refused.exit_code, 2) << value << ": " << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr("must be a number from 0 to 86400000")) << value;
+  }
   RunResult wrong_command = RunCtl({"--timeout-ms=5", "get", "/k"});
   EXPECT_EQ(wrong_command.exit_code, 2);
   EXPECT_THAT(wrong_command.err, HasSubstr("only for 'lock'"));
