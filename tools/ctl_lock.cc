@@ -318,10 +318,13 @@ std::optional<int> AcquireForCommand(const CommandContext& context, const Held& 
     return 128 + *interrupted;
   }
   if (deadline_cut) {
-    // The repository was closed under the call: its error would only say so.
-    std::fprintf(context.err, "registryctl: %s: Consul did not answer within %s (--timeout-ms)\n",
+    // The repository was closed under the call (its error would only say so). Not acquired in
+    // time, as the exit code says; whether Consul is down or only slow, nobody knows yet.
+    std::fprintf(context.err,
+                 "registryctl: %s: not acquired within %s: Consul had not answered the first "
+                 "attempt\n",
                  what.c_str(), absl::FormatDuration(*context.options.lock_timeout).c_str());
-    return kExitError;
+    return kExitNegative;
   }
   if (!acquired.ok()) return ReportError(context.err, what, acquired.status());
   if (!*acquired) {

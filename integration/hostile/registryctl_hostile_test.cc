@@ -2,8 +2,8 @@
 // integration/hostile/registryctl_hostile_test.cc
 //
 // registryctl, as a real process, against servers that flood, hang or are gone: its memory stays
-// bounded by the most one answer may hold (128 MiB by default), and `lock --timeout-ms` exits by
-// its deadline however the server behaves.
+// bounded by the most one answer may hold (128 MiB by default), and `lock --timeout-ms` exits 1
+// by its deadline however the server behaves.
 #include <sys/resource.h>
 
 #include <memory>
@@ -33,6 +33,14 @@ RunResult RunCtl(const std::string& address, std::vector<std::string> args) {
   return RunProcess(argv, absl::Minutes(2));
 }
 
+// TSan's shadow memory multiplies a process's resident set (a 128 MiB answer took registryctl
+// to 669 MiB, an endless one to 1.3 GiB): the bound is checked in the other builds only.
+#if defined(__SANITIZE_THREAD__)
+constexpr long kMaxChildMib = 1L << 20;
+#else
+constexpr long kMaxChildMib = 512;
+#endif
+
 // The largest resident set of the children waited for so far, in MiB.
 long LargestChildMib() {
   struct rusage usage {};
@@ -48,7 +56,7 @@ TEST(RegistryctlHostileTest, AGigabyteListingCostsAtMostTheAnswerLimit) {
   EXPECT_THAT(listed.err, HasSubstr("larger than 134217728 bytes"));
   // 128 MiB of answer, the growth of the string that holds it, and the process itself (more
   // under a sanitizer); reading the whole answer took over 1 GiB.
-  EXPECT_LT(LargestChildMib(), 512);
+  EXPECT_LT(LargestChildMib(), kMaxChildMib);
 }
 
 TEST(RegistryctlHostileTest, GetOfABodyWithoutEndFailsAtTheLimit) {
@@ -57,7 +65,7 @@ TEST(RegistryctlHostileTest, GetOfABodyWithoutEndFailsAtTheLimit) {
   RunResult got = RunCtl(server->address(), {"get", "/k"});
   EXPECT_EQ(got.exit_code, 2) << got.err;
   EXPECT_THAT(got.err, HasSubstr("larger than"));
-  EXPECT_LT(LargestChildMib(), 512);
+  EXPECT_LT(LargestChildMib(), kMaxChildMib);
 }
 
 class RegistryctlDeadServerTest : public ::testing::TestWithParam<bool> {
@@ -71,17 +79,18 @@ class RegistryctlDeadServerTest : public ::testing::TestWithParam<bool> {
   std::unique_ptr<HostileServer> server_;
 };
 
-TEST_P(RegistryctlDeadServerTest, LockWithATimeoutExitsTwoByItsDeadline) {
+TEST_P(RegistryctlDeadServerTest, LockWithATimeoutExitsOneByItsDeadline) {
   RunResult run = RunCtl(Address(), {"lock", "L", "--timeout-ms=1500", "--", "echo", "never"});
-  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("not acquired within 1.5s"));
   EXPECT_THAT(run.out, Not(HasSubstr("never")));
   EXPECT_LT(run.elapsed, absl::Milliseconds(1500) + kSlack) << run.err;
 }
 
-TEST_P(RegistryctlDeadServerTest, SemaphoreWithATimeoutExitsTwoByItsDeadline) {
+TEST_P(RegistryctlDeadServerTest, SemaphoreWithATimeoutExitsOneByItsDeadline) {
   RunResult run = RunCtl(
       Address(), {"semaphore", "S", "--limit=2", "--timeout-ms=1500", "--", "echo", "never"});
-  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_LT(run.elapsed, absl::Milliseconds(1500) + kSlack) << run.err;
 }
 
