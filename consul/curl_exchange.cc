@@ -255,17 +255,17 @@ absl::StatusOr<HttpResponse> CurlExchange::Finish(CURLcode result) {
     response_.status = static_cast<int>(status);
     return std::move(response_);
   }
-  long request_bytes = 0;
-  curl_easy_getinfo(easy_, CURLINFO_REQUEST_SIZE, &request_bytes);
-  std::string detail =
-      absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ", curl_easy_strerror(result));
-  if (error_buffer_[0] != '\0') absl::StrAppend(&detail, " (", error_buffer_, ")");
-  if (too_large_) {
+  if (too_large_) {  // cut by Admit(): curl's own words would only say "write error"
     return absl::ResourceExhaustedError(
         absl::StrCat(RequestLabel(request_), ": ", request_.server, ": the answer is larger than ",
                      options_.max_response_bytes,
                      " bytes, the most one answer may hold (cut after ", response_bytes_, ")"));
   }
+  long request_bytes = 0;
+  curl_easy_getinfo(easy_, CURLINFO_REQUEST_SIZE, &request_bytes);
+  std::string detail =
+      absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ", curl_easy_strerror(result));
+  if (error_buffer_[0] != '\0') absl::StrAppend(&detail, " (", error_buffer_, ")");
   switch (result) {
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
