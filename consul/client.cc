@@ -103,14 +103,20 @@ absl::StatusOr<HttpResponse> Client::Execute(HttpRequest request, Canceller* can
   const absl::Time retry_until =
       std::min(deadline, absl::Now() + std::min(request.timeout, options_.request_timeout));
   Backoff backoff(kFirstRetryDelay, kMaxRetryDelay);
+  std::optional<absl::StatusOr<HttpResponse>> resent_after;  // the last round that failed
   for (;;) {
     Round round = TryEveryServer(request, deadline, canceller);
+    // A call the caller's deadline cut while it was being made again failed for the reason it
+    // was made again: that is its result. A cut alone would say that Consul was only slow, and
+    // "not sent" would hide that an earlier round's request may have been applied.
+    if (round.cut && resent_after.has_value()) return *std::move(resent_after);
     if (!round.retry_later || blocking) return std::move(round.result);
     // Told now, not only when the call ends: a renewal riding out an election may take until
     // its session's loss deadline, and the outage must show (SUSPENDED) before that.
     if (reachability_listener_) reachability_listener_(false);
     const absl::Duration delay = backoff.Next();
     if (absl::Now() + delay >= retry_until) return std::move(round.result);
+    resent_after = std::move(round.result);
     if (!PauseUnlessCancelled(canceller, delay)) {
       return absl::CancelledError(
           absl::StrCat(RequestLabel(request), ": cancelled while retrying"));
@@ -134,7 +140,7 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
     // A caller's deadline cuts the exchange: nothing may outlive the call that made it.
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      return Round{NotSent(CallerDeadlineError(request, "before it was sent")), false};
+      return Round{NotSent(CallerDeadlineError(request, "before it was sent")), false, true};
     }
     // Rounded up: the transport counts whole milliseconds, and must not give up before it.
     request.timeout =
@@ -160,7 +166,7 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
     // The transport counts whole milliseconds and its timer may fire up to one early: a failure
     // that close to the caller's deadline is the deadline cutting the exchange.
     if (absl::Now() + absl::Milliseconds(1) >= deadline) {
-      return Round{CallerDeadlineError(request, Redact(error).message()), false};
+      return Round{CallerDeadlineError(request, Redact(error).message()), false, true};
     }
     const bool may_resend =
         IsConnectionError(error) || (request.replay_safe && absl::IsUnavailable(error));

@@ -155,6 +155,7 @@ class Client {
   struct Round {
     absl::StatusOr<HttpResponse> result;  // the answer, or the last server's failure
     bool retry_later;                     // every server failed in a way that may soon pass
+    bool cut = false;                     // the caller's deadline ended it (CallerDeadlineError)
   };
   Round TryEveryServer(HttpRequest request, absl::Time deadline, Canceller* canceller);
 

@@ -313,6 +313,26 @@ TEST_F(ClientTest, ARequestFailingAtTheDeadlineIsDeadlineExceededWithoutFailover
   EXPECT_FALSE(IsNotSent(status));  // it was sent: a write's outcome would be unknown
 }
 
+TEST_F(ClientTest, ACallCutByTheDeadlineWhileItWasMadeAgainFailsWithWhyItWasMadeAgain) {
+  auto client = MakeClient({.servers = "h1:1", .request_timeout = absl::Seconds(30)});
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(200);
+  Canceller call(nullptr, deadline);
+  {
+    InSequence sequence;
+    // The first exchange fails, so the call is made again after a back-off; the second
+    // exchange is still going at the deadline.
+    EXPECT_CALL(*transport_, Execute(_, _))
+        .WillOnce(Return(absl::StatusOr<HttpResponse>(ConnectionError("connection refused"))));
+    EXPECT_CALL(*transport_, Execute(_, _)).WillOnce([deadline](const HttpRequest&, Canceller*) {
+      absl::SleepFor(deadline - absl::Now());
+      return absl::StatusOr<HttpResponse>(absl::UnavailableError("timed out"));
+    });
+  }
+  absl::Status status = client->KvGet("a", {}, &call).status();
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("connection refused"));
+}
+
 TEST_F(ClientTest, TokenNeverAppearsInErrorMessages) {
   auto client =
       MakeClient({.servers = "h1:1", .token = kToken, .request_timeout = absl::Milliseconds(100)});
