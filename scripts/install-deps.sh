@@ -45,7 +45,7 @@ other_packages=(
   libgtest-dev libgmock-dev # tests
   libbenchmark-dev          # benchmarks
   clang-format              # format check
-  clang-14 libclang-rt-14-dev clang # fuzz targets (libFuzzer, scripts/fuzz.sh)
+  clang-14 libclang-rt-14-dev clang # test builds (scripts/test.sh) and fuzz targets (libFuzzer)
   python3-consul            # third-party client check against the dev server
   python3-prometheus-client # the metrics test parses the exposition with its parser
   procps                    # ps/pkill used by integration scripts

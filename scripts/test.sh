@@ -17,15 +17,18 @@ fi
 # The sanitizer builds leave out the suites their CI stage never runs (.ci/run says which run):
 # the partition suite (real clusters timed in TTLs and lock-delays) and the differential suite
 # (dev server against real Consul) in both, the benchmarks in both, and the TLS suite under
-# TSan (it runs on the TLS agent only, which the TSan stage leaves out). ASan+UBSan builds with
-# clang, which compiles this code base in about 60 % of GCC's time (the fuzz targets already
-# build with it); TSan stays on GCC, whose runtime the instrumented Abseil was built for.
+# TSan (it runs on the TLS agent only, which the TSan stage leaves out). The normal and the
+# ASan+UBSan builds use clang, which compiles this code base faster than GCC (the normal build:
+# 656 s against 742 s on 2 cores; the fuzz targets already build with it); TSan stays on GCC,
+# whose runtime the instrumented Abseil was built for, and the Debian packages build with GCC
+# (scripts/package-test.sh), so both compilers build every line of the product in CI.
 # The normal build keeps line tables only (-g1): enough for a failing test's backtrace, and
 # objects a fifth the size of -g's (one integration test: 1.1 MB instead of 5.7 MB, compiled in
 # 6 % less time), so that linking the 50-odd test executables costs less.
 case "$mode" in
   normal) build=build
-          flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+          flags=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
+                 "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
                  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG") ;;
   asan) build=build-asan
         flags=(-DREGISTRY_ASAN=ON -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
