@@ -64,13 +64,18 @@ absl::StatusOr<std::unique_ptr<DevServer>> DevServer::Start(ServerOptions option
   for (const auto& [name, value] :
        {std::pair<absl::string_view, absl::Duration>{"session_ttl_min", options.session_ttl_min},
         {"default_query_time", options.default_query_time},
-        {"max_query_time", options.max_query_time}}) {
+        {"max_query_time", options.max_query_time},
+        {"read_timeout", options.read_timeout}}) {
     if (absl::Status positive = CheckPositive(name, value); !positive.ok()) return positive;
   }
   if (options.session_ttl_min > Store::kMaxSessionTtl) {
     return absl::InvalidArgumentError(
         absl::StrCat("session_ttl_min: ", FormatGoDuration(options.session_ttl_min),
                      " is above the 24h maximum session TTL"));
+  }
+  if (options.max_conns_per_client < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_conns_per_client: ", options.max_conns_per_client, " is negative (0: no limit)"));
   }
   if (options.datacenter.empty()) {
     return absl::InvalidArgumentError("datacenter: must not be empty");
@@ -98,9 +103,9 @@ absl::StatusOr<std::unique_ptr<DevServer>> DevServer::Start(ServerOptions option
   server->api_ = std::make_unique<Api>(std::move(config), server->store_.get(),
                                        server->faults_.get(), server->stats_.get());
 
-  absl::StatusOr<std::unique_ptr<HttpServer>> http =
-      HttpServer::Start(server->host_, address->port, server->api_.get(), server->store_.get(),
-                        server->faults_.get());
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+      server->host_, address->port, server->api_.get(), server->store_.get(), server->faults_.get(),
+      ConnectionLimits{options.read_timeout, options.max_conns_per_client});
   if (!http.ok()) return http.status();
   server->http_ = *std::move(http);
   server->api_->set_http_port(server->http_->port());

@@ -47,6 +47,12 @@ struct ServerOptions {
   std::string datacenter = "dc1";
   std::string acl_master_token;  // non-empty: every API request must carry it (else 403)
   bool enable_fault_injection = false;
+  // A connection that has not sent a whole request this long after the server began waiting
+  // for one (idle keep-alive time included) is closed.
+  absl::Duration read_timeout = absl::Minutes(2);
+  // Open connections one client address may hold (Consul's limits.http_max_conns_per_client,
+  // 200 by default there too); more are closed as they are accepted. 0: no limit.
+  int max_conns_per_client = 200;
 };
 
 class DevServer {

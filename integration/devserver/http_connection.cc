@@ -38,9 +38,18 @@ void Connection::ReadHeader() {
   parser_.emplace();
   parser_->header_limit(kHeaderLimit);
   parser_->body_limit(kBodyLimit);
+  ArmReadTimeout();
   http::async_read_header(
       socket_, buffer_, *parser_,
       [self = shared_from_this()](error_code ec, size_t) { self->OnHeader(ec); });
+}
+
+void Connection::ArmReadTimeout() {
+  const uint64_t generation = ++timer_generation_;
+  timer_.expires_after(ToChrono(server_->read_timeout()));
+  timer_.async_wait([self = shared_from_this(), generation](error_code ec) {
+    if (!ec && generation == self->timer_generation_ && !self->closed_) self->Close();
+  });
 }
 
 void Connection::OnHeader(error_code ec) {
@@ -79,6 +88,8 @@ void Connection::OnReadError(error_code ec) {
 
 void Connection::OnBody(error_code ec) {
   if (ec) return OnReadError(ec);
+  ++timer_generation_;  // the whole request is in: the read timeout no longer applies
+  timer_.cancel();
   const boost::optional<uint64_t> content_length = parser_->content_length();
   http::request<http::string_body> message = parser_->release();
   parser_.reset();

@@ -64,14 +64,7 @@ void HttpServer::Impl::Accept() {
   acceptor_->async_accept([this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;
     if (!ec) {
-      error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      const uint64_t id = next_connection_id_++;
-      auto connection = std::make_shared<Connection>(std::move(socket), this, id);
-      connections_.emplace(id, connection);
-      connection_count_.store(connections_.size());
-      accepted_count_.fetch_add(1);
-      connection->Start();
+      Admit(std::move(socket));
       return Accept();
     }
     // Out of file descriptors or similar: retry shortly instead of spinning.
@@ -80,6 +73,40 @@ void HttpServer::Impl::Accept() {
       if (!wait_ec) Accept();
     });
   });
+}
+
+void HttpServer::Impl::Admit(tcp::socket socket) {
+  error_code ec;
+  const std::string client = socket.remote_endpoint(ec).address().to_string();
+  if (ec) return;  // gone already
+  int& open = open_per_client_[client];
+  if (limits_.max_per_client > 0 && open >= limits_.max_per_client) {
+    std::fprintf(stderr,
+                 "consul-dev-server: closed a connection from %s: it holds %d already "
+                 "(--http-max-conns-per-client)\n",
+                 client.c_str(), open);
+    socket.close(ec);
+    return;
+  }
+  ++open;
+  socket.set_option(tcp::no_delay(true), ec);
+  const uint64_t id = next_connection_id_++;
+  auto connection = std::make_shared<Connection>(std::move(socket), this, id);
+  connections_.emplace(id, connection);
+  client_of_.emplace(id, client);
+  connection_count_.store(connections_.size());
+  accepted_count_.fetch_add(1);
+  connection->Start();
+}
+
+void HttpServer::Impl::Unregister(uint64_t id) {
+  connections_.erase(id);
+  connection_count_.store(connections_.size());
+  const auto client = client_of_.find(id);
+  if (client == client_of_.end()) return;
+  const auto open = open_per_client_.find(client->second);
+  if (open != open_per_client_.end() && --open->second <= 0) open_per_client_.erase(open);
+  client_of_.erase(client);
 }
 
 void HttpServer::Impl::ArmReaper(absl::Time deadline) {
@@ -135,6 +162,8 @@ void HttpServer::Impl::Stop() {
   // (closing their sockets and cancelling their store watches).
   ioc_.reset();
   connections_.clear();
+  client_of_.clear();
+  open_per_client_.clear();
   connection_count_.store(0);
 }
 
@@ -144,8 +173,9 @@ HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host, int port,
                                                               Api* api, Store* store,
-                                                              FaultInjector* faults) {
-  auto impl = std::make_unique<Impl>(api, store, faults);
+                                                              FaultInjector* faults,
+                                                              ConnectionLimits limits) {
+  auto impl = std::make_unique<Impl>(api, store, faults, limits);
   if (absl::Status listening = impl->Listen(host, port); !listening.ok()) return listening;
   impl->Run();
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));

@@ -4,10 +4,13 @@
 // HttpServer is the dev server's network layer: an HTTP/1.1 server on Boost.Asio/Beast with
 // one IO thread. Connections are kept alive; each request is read with limits (64 KiB of
 // headers -> 431, 1 MiB of body -> 413; malformed requests -> 400, then the connection is
-// closed), handed to Api, and answered. A blocking query holds no thread: it parks a store
-// watch and a timer on its connection and is re-run when the store wakes it. The same
-// thread runs the store's timers (Store::Tick at the deadline the store announces). Injected
-// latency and dropped connections (FaultInjector) are applied here.
+// closed), handed to Api, and answered. A connection that has not sent a whole request within
+// the read timeout of the server starting to wait for one (idle keep-alive time included) is
+// closed, and one client address may hold at most a set number of connections (Consul's
+// limits.http_max_conns_per_client): more are closed as they are accepted. A blocking query holds
+// no thread: it parks a store watch and a timer on its connection and is re-run when the store
+// wakes it. The same thread runs the store's timers (Store::Tick at the deadline the store
+// announces). Injected latency and dropped connections (FaultInjector) are applied here.
 //
 // This header is Beast-free on purpose (pimpl): Beast is slow to compile.
 //
@@ -19,11 +22,21 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "integration/devserver/api.h"
 #include "integration/devserver/faults.h"
 #include "integration/devserver/store.h"
 
 namespace registry::devserver {
+
+// What one client may hold of the server.
+struct ConnectionLimits {
+  // How long a connection may take to send a whole request, counted from when the server
+  // starts waiting for it; then it is closed. A parked blocking query is not waiting.
+  absl::Duration read_timeout = absl::Minutes(2);
+  // Open connections from one client address; more are closed at once. 0: no limit.
+  int max_per_client = 200;
+};
 
 class HttpServer {
  public:
@@ -32,7 +45,8 @@ class HttpServer {
   // the server. Errors: InvalidArgument for a bad host, Unavailable if it cannot listen.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const std::string& host, int port,
                                                            Api* api, Store* store,
-                                                           FaultInjector* faults);
+                                                           FaultInjector* faults,
+                                                           ConnectionLimits limits = {});
 
   // Stops the server (see Stop).
   ~HttpServer();

@@ -74,12 +74,13 @@ class Connection;
 
 class HttpServer::Impl {
  public:
-  Impl(Api* api, Store* store, FaultInjector* faults)
+  Impl(Api* api, Store* store, FaultInjector* faults, ConnectionLimits limits)
       : ioc_(std::make_unique<asio::io_context>(1)),
         io_handle_(std::make_shared<IoHandle>(ioc_.get())),
         api_(api),
         store_(store),
-        faults_(faults) {}
+        faults_(faults),
+        limits_(limits) {}
   ~Impl() { Stop(); }
 
   absl::Status Listen(const std::string& host, int port);
@@ -91,18 +92,18 @@ class HttpServer::Impl {
   uint64_t accepted_count() const { return accepted_count_.load(); }
 
   // IO thread only.
-  void Unregister(uint64_t id) {
-    connections_.erase(id);
-    connection_count_.store(connections_.size());
-  }
+  void Unregister(uint64_t id);
   void DropOthers(uint64_t keep_id);
   Api* api() const { return api_; }
   Store* store() const { return store_; }
   FaultInjector* faults() const { return faults_; }
+  absl::Duration read_timeout() const { return limits_.read_timeout; }
   const std::shared_ptr<IoHandle>& io_handle() const { return io_handle_; }
 
  private:
   void Accept();
+  // Takes `socket` on as a connection, or closes it if its client holds the most it may.
+  void Admit(tcp::socket socket);
   void ArmReaper(absl::Time deadline);
 
   std::unique_ptr<asio::io_context> ioc_;  // destroyed in Stop(), after the IO thread joined
@@ -110,6 +111,7 @@ class HttpServer::Impl {
   Api* const api_;
   Store* const store_;
   FaultInjector* const faults_;
+  const ConnectionLimits limits_;
   std::optional<tcp::acceptor> acceptor_;
   std::optional<asio::steady_timer> reaper_;
   std::optional<asio::steady_timer> accept_retry_;
@@ -121,6 +123,8 @@ class HttpServer::Impl {
   bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
   // IO thread only (and Stop() after the IO thread joined):
   absl::flat_hash_map<uint64_t, std::weak_ptr<Connection>> connections_;
+  absl::flat_hash_map<uint64_t, std::string> client_of_;   // connection id -> client address
+  absl::flat_hash_map<std::string, int> open_per_client_;  // client address -> connections
   uint64_t next_connection_id_ = 1;
   absl::Time reaper_deadline_ = absl::InfiniteFuture();
   uint64_t reaper_generation_ = 0;
@@ -142,6 +146,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reading a request: header (answering "Expect: 100-continue"), body, then Handle(); a read
   // error ends the connection, or answers 400/413/431 first.
   void ReadHeader();
+  // Closes the connection unless a whole request arrives within the server's read timeout.
+  void ArmReadTimeout();
   void OnHeader(error_code ec);
   void ReadBody();
   void OnReadError(error_code ec);
@@ -185,7 +191,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The current request is handled, then its reply replaced (kDrop: closed without one).
   FaultInjector::ReplyFault reply_fault_ = FaultInjector::ReplyFault::kNone;
   std::unique_ptr<std::array<char, 4096>> scratch_;  // discarded input while lingering
-  asio::steady_timer timer_;  // injected latency, then the blocking-query deadline
+  // The read timeout while a request is awaited, then injected latency, then the blocking
+  // query's deadline.
+  asio::steady_timer timer_;
   uint64_t timer_generation_ = 0;
   std::unique_ptr<BlockingQuery> query_;
   std::optional<Store::WatchId> watch_id_;

@@ -11,14 +11,18 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "integration/devserver/dev_server.h"
 #include "integration/devserver/go_compat.h"
 
@@ -28,7 +32,17 @@ DEFINE_string(default_query_time, "5m", "blocking query wait when none (or <= 0)
 DEFINE_string(max_query_time, "10m", "cap on a blocking query's wait");
 DEFINE_string(node_name, "", "name of the single node (default: host name)");
 DEFINE_string(datacenter, "dc1", "datacenter name; ?dc= naming another one fails");
-DEFINE_string(acl_master_token, "", "if set, API requests must carry this token (else 403)");
+DEFINE_string(acl_master_token, "",
+              "if set, API requests must carry this token (else 403); visible in the process "
+              "list: prefer --acl-master-token-file");
+DEFINE_string(acl_master_token_file, "",
+              "a file whose content (surrounding whitespace removed) is the master token");
+DEFINE_string(read_timeout, "2m",
+              "close a connection that has not sent a whole request this long after the server "
+              "began waiting for one (idle time included)");
+DEFINE_int32(http_max_conns_per_client, 200,
+             "open connections one client address may hold (as Consul's "
+             "limits.http_max_conns_per_client); more are closed at once; 0: no limit");
 DEFINE_bool(enable_fault_injection, false, "serve the /v1/_dev/fault and session controls");
 
 namespace {
@@ -43,7 +57,9 @@ struct FlagGroup {
   std::vector<const char*> flags;  // gflags' names
 };
 const FlagGroup kFlagGroups[] = {
-    {"Serving", {"http_addr", "node_name", "datacenter", "acl_master_token"}},
+    {"Serving",
+     {"http_addr", "node_name", "datacenter", "acl_master_token", "acl_master_token_file"}},
+    {"Connections", {"read_timeout", "http_max_conns_per_client"}},
     {"Sessions and blocking queries", {"session_ttl_min", "default_query_time", "max_query_time"}},
     {"Testing", {"enable_fault_injection"}},
 };
@@ -129,6 +145,13 @@ void PrecheckFlags(int argc, char** argv) {
       continue;
     }
     if (!has_value && i + 1 >= argc) BadFlag("--" + name + ": missing value");
+    if (info.type == "int32") {
+      if (!has_value) value = argv[++i];
+      int number = 0;
+      if (!absl::SimpleAtoi(value, &number) || number < 0) {
+        BadFlag("--" + name + ": '" + value + "' is not a whole number from 0");
+      }
+    }
   }
 }
 
@@ -139,6 +162,41 @@ absl::Duration DurationFlag(const char* name, const std::string& text) {
             std::string(parsed.status().message()) + ")");
   }
   return *parsed;
+}
+
+// The master token: --acl-master-token, or the content of --acl-master-token-file (never both).
+std::string MasterToken() {
+  const std::string& path = FLAGS_acl_master_token_file;
+  if (path.empty()) return FLAGS_acl_master_token;
+  if (!FLAGS_acl_master_token.empty()) {
+    BadFlag("--acl-master-token and --acl-master-token-file: give one of them");
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream content;
+  if (!file || !(content << file.rdbuf())) {
+    BadFlag("--acl-master-token-file: cannot read '" + path + "'");
+  }
+  const std::string token(absl::StripAsciiWhitespace(content.str()));
+  if (token.empty()) BadFlag("--acl-master-token-file: '" + path + "' is empty");
+  for (const char c : token) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      BadFlag("--acl-master-token-file: '" + path +
+              "' holds more than one line or a control "
+              "character");  // never echoes the token
+    }
+  }
+  return token;
+}
+
+// What a user must know before trusting the server with anything.
+void PrintBanner(const devserver::ServerOptions& options) {
+  std::fprintf(stderr,
+               "consul-dev-server: for development and tests only: one node, data in memory "
+               "(gone at exit), plain HTTP; %s\n",
+               options.acl_master_token.empty()
+                   ? "no ACLs: any client may read and write everything "
+                     "(--acl-master-token-file requires a token)"
+                   : "ACLs: every API request must carry the master token");
 }
 
 }  // namespace
@@ -157,8 +215,10 @@ int main(int argc, char** argv) {
   options.max_query_time = DurationFlag("max-query-time", FLAGS_max_query_time);
   options.node_name = FLAGS_node_name;
   options.datacenter = FLAGS_datacenter;
-  options.acl_master_token = FLAGS_acl_master_token;
+  options.acl_master_token = MasterToken();
   options.enable_fault_injection = FLAGS_enable_fault_injection;
+  options.read_timeout = DurationFlag("read-timeout", FLAGS_read_timeout);
+  options.max_conns_per_client = FLAGS_http_max_conns_per_client;
 
   // Block the stop signals before any thread starts, so that only sigwait() sees them.
   sigset_t stop_signals;
@@ -184,6 +244,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "consul-dev-server: %s\n", message.c_str());
     return 1;
   }
+  PrintBanner(options);
   std::printf("consul-dev-server listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
 

@@ -203,7 +203,7 @@ TEST_F(WatchLifecycleTest, ManyWatchesShareOneIoThread) {
   const int threads_with_one = ProcessThreadCount();
   // Every watch parks one connection. Real Consul serves at most 200 connections per client
   // address (limits.http_max_conns_per_client) and resets the rest, so there the test stays
-  // below that; the dev server has no such limit.
+  // below that; the tests' dev server has that limit off.
   const int kWatches = real_consul() ? 150 : 1000;
   for (int i = 1; i < kWatches; ++i) {
     mirrors.push_back(std::make_unique<Mirror>());

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,6 +150,87 @@ TEST(ConsulDevServerBinaryTest, UnknownFlagAndBadBooleanExitTwo) {
   EXPECT_NE(boolean.ReadStderrLine(absl::Seconds(10)).find("--enable-fault-injection"),
             std::string::npos);
   EXPECT_EQ(boolean.WaitExit(absl::Seconds(10)), 2);
+}
+
+// A file holding `content`, removed with the object.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& content) {
+    char name[] = "/tmp/devserver-token-XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd < 0) return;
+    path_ = name;
+    const bool written =
+        write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+    close(fd);
+    if (!written) path_.clear();
+  }
+  ~TempFile() {
+    if (!path_.empty()) unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(ConsulDevServerBinaryTest, SaysAtStartThatItIsForDevelopmentOnlyAndHasNoAcls) {
+  Child child({"--http-addr=127.0.0.1:0"});
+  ASSERT_GT(ListeningPort(child.ReadStdoutLine(absl::Seconds(10))), 0);
+  const std::string banner = child.ReadStderrLine(absl::Seconds(10));
+  EXPECT_NE(banner.find("for development and tests only"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("no ACLs"), std::string::npos) << banner;
+  child.Signal(SIGTERM);
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 0);
+}
+
+TEST(ConsulDevServerBinaryTest, TakesItsMasterTokenFromAFile) {
+  const std::string token = "5ea0c6a4-0c2b-4b8c-9a51-token-in-a-file";
+  TempFile file(token + "\n");
+  ASSERT_FALSE(file.path().empty());
+  Child child({"--http-addr=127.0.0.1:0", "--acl-master-token-file=" + file.path()});
+  const int port = ListeningPort(child.ReadStdoutLine(absl::Seconds(10)));
+  ASSERT_GT(port, 0);
+  const std::string banner = child.ReadStderrLine(absl::Seconds(10));
+  EXPECT_NE(banner.find("every API request must carry the master token"), std::string::npos)
+      << banner;
+  EXPECT_EQ(banner.find(token), std::string::npos) << banner;
+  TestHttpClient client("http://127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(client.Get("/v1/kv/a").status, 403);
+  EXPECT_EQ(client.Do("GET", "/v1/kv/a", "", {"X-Consul-Token: " + token}).status, 404);
+  child.Signal(SIGTERM);
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 0);
+}
+
+TEST(ConsulDevServerBinaryTest, ABadTokenFileExitsTwoNamingTheFileNeverTheToken) {
+  Child missing({"--acl-master-token-file=/nonexistent/token"});
+  EXPECT_NE(missing.ReadStderrLine(absl::Seconds(10)).find("'/nonexistent/token'"),
+            std::string::npos);
+  EXPECT_EQ(missing.WaitExit(absl::Seconds(10)), 2);
+  TempFile empty(" \n");
+  Child blank({"--acl-master-token-file=" + empty.path()});
+  EXPECT_NE(blank.ReadStderrLine(absl::Seconds(10)).find("is empty"), std::string::npos);
+  EXPECT_EQ(blank.WaitExit(absl::Seconds(10)), 2);
+  TempFile two_lines("secret-one\nsecret-two\n");
+  Child split({"--acl-master-token-file=" + two_lines.path()});
+  const std::string error = split.ReadStderrLine(absl::Seconds(10));
+  EXPECT_NE(error.find("more than one line"), std::string::npos) << error;
+  EXPECT_EQ(error.find("secret"), std::string::npos) << error;
+  EXPECT_EQ(split.WaitExit(absl::Seconds(10)), 2);
+  TempFile good("t");
+  Child both({"--acl-master-token=x", "--acl-master-token-file=" + good.path()});
+  EXPECT_NE(both.ReadStderrLine(absl::Seconds(10)).find("give one of them"), std::string::npos);
+  EXPECT_EQ(both.WaitExit(absl::Seconds(10)), 2);
+}
+
+TEST(ConsulDevServerBinaryTest, ABadConnectionLimitOrReadTimeoutExitsTwoNamingTheFlag) {
+  Child limit({"--http-max-conns-per-client=lots"});
+  EXPECT_NE(limit.ReadStderrLine(absl::Seconds(10)).find("--http-max-conns-per-client"),
+            std::string::npos);
+  EXPECT_EQ(limit.WaitExit(absl::Seconds(10)), 2);
+  Child timeout({"--read-timeout=0s"});
+  EXPECT_NE(timeout.ReadStderrLine(absl::Seconds(10)).find("--read-timeout"), std::string::npos);
+  EXPECT_EQ(timeout.WaitExit(absl::Seconds(10)), 2);
 }
 
 }  // namespace

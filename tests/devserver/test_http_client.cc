@@ -89,35 +89,52 @@ TestResponse TestHttpClient::Do(const std::string& method, const std::string& pa
   return response;
 }
 
-std::string RawExchange(int port, const std::string& bytes, absl::Duration timeout) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
+RawConnection::RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+  if (fd_ < 0) return;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string received;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    size_t sent = 0;
-    while (sent < bytes.size()) {
-      ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += static_cast<size_t>(n);
-    }
-    const absl::Time deadline = absl::Now() + timeout;
-    char buffer[4096];
-    for (;;) {
-      const int left_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
-      if (left_ms <= 0) break;
-      pollfd poller{fd, POLLIN, 0};
-      if (poll(&poller, 1, left_ms) <= 0) break;
-      ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-      if (n <= 0) break;
-      received.append(buffer, static_cast<size_t>(n));
-    }
+  connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+}
+
+RawConnection::~RawConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool RawConnection::Send(const std::string& bytes) {
+  size_t sent = 0;
+  while (connected_ && sent < bytes.size()) {
+    const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
   }
-  close(fd);
+  return connected_;
+}
+
+RawConnection::Received RawConnection::Receive(absl::Duration timeout, size_t enough) {
+  Received received;
+  const absl::Time deadline = absl::Now() + timeout;
+  char buffer[4096];
+  while (connected_ && (enough == 0 || received.bytes.size() < enough)) {
+    const int left_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (left_ms <= 0) break;
+    pollfd poller{fd_, POLLIN, 0};
+    if (poll(&poller, 1, left_ms) <= 0) break;
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n <= 0) {  // closed (0), or reset by the server
+      received.closed = true;
+      break;
+    }
+    received.bytes.append(buffer, static_cast<size_t>(n));
+  }
   return received;
+}
+
+std::string RawExchange(int port, const std::string& bytes, absl::Duration timeout) {
+  RawConnection connection(port);
+  connection.Send(bytes);  // a server that refuses a request may close before it is all sent
+  return connection.Receive(timeout).bytes;
 }
 
 }  // namespace registry::devserver::testing

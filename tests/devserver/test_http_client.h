@@ -52,6 +52,30 @@ class TestHttpClient {
   void* curl_;  // CURL*, reused so the connection is kept alive
 };
 
+// One TCP connection to 127.0.0.1:`port`, written and read byte for byte.
+class RawConnection {
+ public:
+  explicit RawConnection(int port);
+  ~RawConnection();
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  // Sends all of `bytes` (false if the connection broke).
+  bool Send(const std::string& bytes);
+  // Everything received until the server closes the connection (then `closed`) or `timeout`
+  // passes, or until `enough` bytes arrived (0: no such limit).
+  struct Received {
+    std::string bytes;
+    bool closed = false;
+  };
+  Received Receive(absl::Duration timeout, size_t enough = 0);
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
 // Connects to 127.0.0.1:`port`, sends `bytes`, and returns everything received until the
 // server closes the connection or `timeout` passes.
 std::string RawExchange(int port, const std::string& bytes,
