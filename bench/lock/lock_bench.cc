@@ -206,19 +206,23 @@ nlohmann::json WokenPerRelease(const bench::BenchServer& server,
     instance.manager = Check(NewLockManager(*instance.repository, quiet));
     instance.lock = LockOf(*instance.manager, name, recipe);
   }
-  absl::Mutex mu;
-  int acquisitions ABSL_GUARDED_BY(mu) = 0;      // by the waiters
-  int releases_allowed ABSL_GUARDED_BY(mu) = 0;  // waiter holders allowed to release, in turn
+  struct Turns {  // guarded fields must be members (clang refuses the annotation on locals)
+    absl::Mutex mu;
+    int acquisitions ABSL_GUARDED_BY(mu) = 0;      // by the waiters
+    int releases_allowed ABSL_GUARDED_BY(mu) = 0;  // waiter holders allowed to release, in turn
+  } turns;
   Check(instances[0].lock->Lock());
   std::vector<std::thread> threads;
   for (int i = 1; i <= waiters; ++i) {
     threads.emplace_back([&, i] {
       Check(instances[i].lock->Lock());
       {
-        absl::MutexLock guard(&mu);
-        const int mine = ++acquisitions;
-        auto allowed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return releases_allowed >= mine; };
-        mu.Await(absl::Condition(&allowed));
+        absl::MutexLock guard(&turns.mu);
+        const int mine = ++turns.acquisitions;
+        auto allowed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(turns.mu) {
+          return turns.releases_allowed >= mine;
+        };
+        turns.mu.Await(absl::Condition(&allowed));
       }
       Check(instances[i].lock->Unlock());
     });
@@ -232,20 +236,22 @@ nlohmann::json WokenPerRelease(const bench::BenchServer& server,
     if (release == 0) {
       Check(instances[0].lock->Unlock());
     } else {
-      absl::MutexLock guard(&mu);
-      ++releases_allowed;  // the current holder (a waiter thread) releases
+      absl::MutexLock guard(&turns.mu);
+      ++turns.releases_allowed;  // the current holder (a waiter thread) releases
     }
     {
-      absl::MutexLock guard(&mu);
-      auto acquired = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return acquisitions > release; };
-      mu.Await(absl::Condition(&acquired));
+      absl::MutexLock guard(&turns.mu);
+      auto acquired = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(turns.mu) {
+        return turns.acquisitions > release;
+      };
+      turns.mu.Await(absl::Condition(&acquired));
     }
     absl::SleepFor(absl::Milliseconds(50));  // the losers of a mutex handoff block again
     woken += server.RequestCounts()["watches.woken"];
   }
   {
-    absl::MutexLock guard(&mu);
-    ++releases_allowed;
+    absl::MutexLock guard(&turns.mu);
+    ++turns.releases_allowed;
   }
   for (std::thread& thread : threads) thread.join();
   return static_cast<double>(woken) / waiters;
