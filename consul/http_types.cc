@@ -3,6 +3,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_text.h"
 
 namespace registry::consul {
 namespace {
@@ -44,7 +45,7 @@ const std::string* HttpResponse::FindHeader(absl::string_view name) const {
 }
 
 std::string RequestLabel(const HttpRequest& request) {
-  return absl::StrCat("consul ", HttpMethodName(request.method), " ", request.path);
+  return absl::StrCat("consul ", HttpMethodName(request.method), " ", Abbreviated(request.path));
 }
 
 }  // namespace registry::consul

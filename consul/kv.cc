@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "consul/errors.h"
 #include "consul/json_util.h"
 #include "consul/url.h"
@@ -16,7 +17,7 @@ namespace {
 
 absl::Status KeyError(absl::string_view key, absl::string_view problem) {
   return absl::InvalidArgumentError(
-      absl::StrCat("consul kv key '", absl::CHexEscape(key), "': ", problem));
+      absl::StrCat("consul kv key '", absl::CHexEscape(Abbreviated(key)), "': ", problem));
 }
 
 HttpRequest KvRequest(HttpMethod method, absl::string_view key) {
@@ -224,7 +225,7 @@ absl::StatusOr<DirEntry> DirEntryFromJson(const nlohmann::json& object, absl::st
   RETURN_IF_ERROR(ExpectObject(object, what));
   DirEntry entry;
   ASSIGN_OR_RETURN(entry.key, RequiredString(object, "Key", what));
-  std::string named = absl::StrCat(what, " (key '", absl::CHexEscape(entry.key), "')");
+  std::string named = absl::StrCat(what, " (key '", absl::CHexEscape(Abbreviated(entry.key)), "')");
   ASSIGN_OR_RETURN(std::optional<std::string> encoded, OptionalString(object, "Value", named));
   if (encoded.has_value() && !absl::Base64Unescape(*encoded, &entry.value)) {
     return absl::InvalidArgumentError(absl::StrCat(named, ": \"Value\" is not valid base64"));

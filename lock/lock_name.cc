@@ -5,20 +5,21 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_text.h"
 
 namespace registry::lock {
 namespace {
 
 absl::Status NameError(absl::string_view name, absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat("invalid lock name '", absl::CHexEscape(name), "': ", why));
+      absl::StrCat("invalid lock name '", absl::CHexEscape(Abbreviated(name)), "': ", why));
 }
 
 }  // namespace
 
 absl::Status ValidateLockName(absl::string_view name) {
   if (name.size() > kMaxLockNameBytes) {
-    return NameError(name.substr(0, 64),
+    return NameError(name,
                      absl::StrCat("longer than ", kMaxLockNameBytes, " bytes (", name.size(), ")"));
   }
   for (unsigned char c : name) {

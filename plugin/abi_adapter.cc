@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_text.h"
 #include "plugin/abi_entries.h"
 #include "plugin/abi_internal.h"
 
@@ -39,8 +40,9 @@ absl::Status NullArgument(const char* name) {
 
 absl::StatusOr<absl::string_view> ValueView(const char* key, const char* value, size_t value_len) {
   if (value == nullptr && value_len != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("registry plugin: value for key '", key,
-                                                   "' is NULL but value_len is ", value_len));
+    return absl::InvalidArgumentError(absl::StrCat("registry plugin: value for key '",
+                                                   Abbreviated(key), "' is NULL but value_len is ",
+                                                   value_len));
   }
   return absl::string_view(value == nullptr ? "" : value, value_len);
 }

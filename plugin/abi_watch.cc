@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_text.h"
 #include "plugin/abi_internal.h"
 
 namespace registry::plugin::internal {
@@ -71,7 +72,7 @@ int AddDataListener(RegistryRepository* repository, const char* key, uint32_t op
     if (*id > static_cast<Repository::WatchId>(INT64_MAX)) {
       repository->impl->RemoveWatch(*id);
       return absl::ResourceExhaustedError(
-          absl::StrCat("registry plugin: watch '", key, "': watch ids exhausted"));
+          absl::StrCat("registry plugin: watch '", Abbreviated(key), "': watch ids exhausted"));
     }
     *watch_id = static_cast<int64_t>(*id);
     return absl::OkStatus();

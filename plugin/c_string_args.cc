@@ -4,23 +4,18 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_text.h"
 
 namespace registry::plugin {
 namespace {
 
-// How much of a refused value an error shows: enough to recognise it, never a whole 100 KB key.
-constexpr size_t kShown = 200;
-
 bool HoldsNul(absl::string_view value) { return value.find('\0') != absl::string_view::npos; }
 
-// InvalidArgument naming `what` and `value` (escaped, at most kShown bytes of it).
+// InvalidArgument naming `what` and `value` (escaped and Abbreviated).
 absl::Status NulError(absl::string_view value, absl::string_view what) {
-  const std::string shown = value.size() > kShown
-                                ? absl::StrCat("\"", absl::CHexEscape(value.substr(0, kShown)),
-                                               "\"... (", value.size(), " bytes)")
-                                : absl::StrCat("\"", absl::CHexEscape(value), "\"");
-  return absl::InvalidArgumentError(absl::StrCat(
-      what, " ", shown, " holds a NUL character, which the plugin's C interface cannot carry"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " \"", absl::CHexEscape(Abbreviated(value)),
+                   "\" holds a NUL character, which the plugin's C interface cannot carry"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "plugin/c_string_args.h"
 
 // True when the negotiated table `api` has `member`, added in minor `minor`, and it is set.
@@ -272,7 +273,7 @@ absl::StatusOr<std::vector<Repository::StoredEntry>> PluginRepository::ListEntri
   if (!status.ok()) return status;
   if (collected.out_of_memory) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("ListEntries '", key, "': out of memory copying the entries"));
+        absl::StrCat("ListEntries '", Abbreviated(key), "': out of memory copying the entries"));
   }
   return std::move(collected.entries);
 }
@@ -354,7 +355,8 @@ absl::StatusOr<PluginWatch> PluginRepository::AddWatch(absl::string_view key,
                                                        DataChangedListener listener,
                                                        const DataListenerOptions& options) {
   if (!SupportsWatches()) return Missing("watches", REGISTRY_PLUGIN_ABI_MINOR_WATCH);
-  if (!listener) return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
+  if (!listener)
+    return absl::InvalidArgumentError(absl::StrCat("Watch '", Abbreviated(key), "': no listener"));
   ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   auto slot = std::make_unique<PluginWatch::Slot>(std::move(listener));
   int64_t id = 0;

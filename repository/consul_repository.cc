@@ -149,9 +149,9 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     for (const auto& [key, value] : entries) {
       RETURN_IF_ERROR(Check("PersistBatch", key, RootKey::kRejected));
       if (value.size() > consul::kMaxValueBytes) {
-        return absl::InvalidArgumentError(absl::StrCat("PersistBatch '", key, "': a value of ",
-                                                       value.size(), " bytes exceeds the limit of ",
-                                                       consul::kMaxValueBytes, " bytes"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("PersistBatch '", Abbreviated(key), "': a value of ", value.size(),
+                         " bytes exceeds the limit of ", consul::kMaxValueBytes, " bytes"));
       }
       consul_entries.emplace_back(space_.ConsulKey(key), value);
     }
@@ -179,9 +179,9 @@ class ConsulRepositoryImpl final : public ConsulRepository {
       const auto& [key, value] = entries[i];
       RETURN_IF_ERROR(Check(absl::StrCat("CheckBatch: entry ", i), key, RootKey::kRejected));
       if (value.size() > consul::kMaxValueBytes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("CheckBatch: entry ", i, " '", key, "': a value of ", value.size(),
-                         " bytes exceeds the limit of ", consul::kMaxValueBytes, " bytes"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CheckBatch: entry ", i, " '", Abbreviated(key), "': a value of ", value.size(),
+            " bytes exceeds the limit of ", consul::kMaxValueBytes, " bytes"));
       }
     }
     if (bad_index != nullptr) *bad_index = entries.size();
@@ -224,7 +224,8 @@ class ConsulRepositoryImpl final : public ConsulRepository {
                                 const DataListenerOptions& options) override {
     RETURN_IF_ERROR(Check("Watch", key, RootKey::kAllowed));
     if (!listener)
-      return absl::InvalidArgumentError(absl::StrCat("Watch '", key, "': no listener"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Watch '", Abbreviated(key), "': no listener"));
     // "/a" is the Consul key "ns/a" (covering "ns/a/..."); the root is the prefix "ns/".
     std::string consul_key = key == "/" ? space_.TreePrefix(key) : space_.ConsulKey(key);
     watch::WatchOptions watch_options;
@@ -236,7 +237,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     absl::MutexLock lock(&watch_mu_);
     if (watch_closed_) {  // Close() ran since the check: it closed the engine, which dropped it
       return absl::FailedPreconditionError(
-          absl::StrCat("Watch '", key, "': the repository is closed"));
+          absl::StrCat("Watch '", Abbreviated(key), "': the repository is closed"));
     }
     watch_keys_.emplace(*id, std::string(key));
     return *id;  // the engine's id: unique and never reused within this repository
@@ -296,7 +297,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     }
     if (keeper_.stopped()) {
       return absl::FailedPreconditionError(
-          absl::StrCat(operation, " '", key, "': the repository is closed"));
+          absl::StrCat(operation, " '", Abbreviated(key), "': the repository is closed"));
     }
     return absl::OkStatus();
   }
@@ -310,7 +311,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
         keeper_.stopped()) {
       status = absl::FailedPreconditionError("the repository is closed");
     }
-    return Prefixed(absl::StrCat(operation, " '", key, "'"), status);
+    return Prefixed(absl::StrCat(operation, " '", Abbreviated(key), "'"), status);
   }
 
   const ConsulRepositoryOptions options_;

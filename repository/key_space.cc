@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/go_print.h"
+#include "base/status_text.h"
 #include "base/utf8.h"
 
 namespace registry {
@@ -41,24 +42,25 @@ bool IsBadSegment(absl::string_view segment) {
 // Checks what keys and namespaces share; `what` is "key" or "namespace".
 absl::Status CheckCommon(absl::string_view text, absl::string_view what) {
   if (std::any_of(text.begin(), text.end(), IsControl)) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", absl::CHexEscape(text),
+    return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '",
+                                                   absl::CHexEscape(Abbreviated(text)),
                                                    "': contains a control character"));
   }
   // Consul's JSON turns invalid bytes into U+FFFD, so such a key would come back from a listing
   // or a watch as a different key, which Get could not find.
   if (!IsValidUtf8(text)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid ", what, " '", absl::CHexEscape(text), "': not valid UTF-8"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid ", what, " '", absl::CHexEscape(Abbreviated(text)), "': not valid UTF-8"));
   }
   if (std::optional<char32_t> rune = FirstUnprintable(text)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "invalid %s '%s': contains U+%04X, which is not printable: Consul refuses it in a URL "
         "path, so the key could be written but never read",
-        what, absl::CHexEscape(text), static_cast<uint32_t>(*rune)));
+        what, absl::CHexEscape(Abbreviated(text)), static_cast<uint32_t>(*rune)));
   }
   if (text.front() == ' ' || text.back() == ' ') {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid ", what, " '", text, "': starts or ends with a space"));
+        absl::StrCat("invalid ", what, " '", Abbreviated(text), "': starts or ends with a space"));
   }
   return absl::OkStatus();
 }
@@ -66,8 +68,9 @@ absl::Status CheckCommon(absl::string_view text, absl::string_view what) {
 absl::Status CheckSegments(absl::string_view path, absl::string_view full, absl::string_view what) {
   for (absl::string_view segment : absl::StrSplit(path, '/')) {
     if (IsBadSegment(segment)) {
-      return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", full, "': segment '",
-                                                     segment, "' is empty, '.' or '..'"));
+      return absl::InvalidArgumentError(absl::StrCat("invalid ", what, " '", Abbreviated(full),
+                                                     "': segment '", Abbreviated(segment),
+                                                     "' is empty, '.' or '..'"));
     }
   }
   return absl::OkStatus();
@@ -80,7 +83,7 @@ absl::Status ValidateKey(absl::string_view key, RootKey root) {
   if (absl::Status status = CheckCommon(key, "key"); !status.ok()) return status;
   if (key.front() != '/') {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid key '", key, "': does not start with '/'"));
+        absl::StrCat("invalid key '", Abbreviated(key), "': does not start with '/'"));
   }
   if (key == "/") {
     if (root == RootKey::kAllowed) return absl::OkStatus();

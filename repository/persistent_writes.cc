@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/status_text.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
 
@@ -20,8 +21,8 @@ using consul::TxnOp;
 constexpr int kMaxCasAttempts = 64;
 
 absl::Status CasConflict(absl::string_view key) {
-  return absl::AbortedError(absl::StrCat("key '", key, "' kept changing during ", kMaxCasAttempts,
-                                         " compare-and-set attempts"));
+  return absl::AbortedError(absl::StrCat("key '", Abbreviated(key), "' kept changing during ",
+                                         kMaxCasAttempts, " compare-and-set attempts"));
 }
 
 // An upper bound of the JSON bytes a set of `key` = `value` adds to a transaction body: the

@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/status_text.h"
 
 namespace registry::tools {
 namespace {
@@ -189,7 +190,8 @@ void PrintLine(std::FILE* out, absl::string_view line) {
 int ReportError(std::FILE* err, absl::string_view what, const absl::Status& status) {
   const std::string message =
       absl::StrReplaceAll(status.message(), {{"\r\n", " "}, {"\n", " "}, {"\r", " "}});
-  std::fprintf(err, "registryctl: %s: %s\n", std::string(what).c_str(), message.c_str());
+  // `what` names the command and its argument, a key of any size: quoted Abbreviated.
+  std::fprintf(err, "registryctl: %s: %s\n", Abbreviated(what).c_str(), message.c_str());
   return kExitError;
 }
 

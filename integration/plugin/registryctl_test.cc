@@ -113,6 +113,20 @@ TEST_F(RegistryctlTest, GetOfAnAbsentKeyExitsOneNamingTheKey) {
   EXPECT_THAT(get.err, HasSubstr("/nothing/here"));
 }
 
+// Each layer names the key in its message (registryctl, the repository, the key's check):
+// each quotes at most kShownInMessage bytes of it (a message of 307 KB before).
+TEST_F(RegistryctlTest, AHundredKilobyteKeyIsNamedInAMessageOfAFewHundredBytes) {
+  const std::string key = "/" + std::string(100 * 1024, 'a') + "/../b";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"put", key, "v"}, {"get", key}, {"exists", key}}) {
+    RunResult run = RunCtl(args);
+    EXPECT_EQ(run.exit_code, 2) << args[0];
+    EXPECT_THAT(run.err, HasSubstr(absl::StrCat("/aaaa")));
+    EXPECT_THAT(run.err, HasSubstr(absl::StrCat("... (", key.size(), " bytes)")));
+    EXPECT_LT(run.err.size(), 2048u) << args[0] << ": " << run.err.substr(0, 300);
+  }
+}
+
 TEST_F(RegistryctlTest, UpdateOverwritesAnExistingKeyAndExitsOneForAnAbsentOne) {
   RunResult absent = RunCtl({"update", "/k", "v"});
   EXPECT_EQ(absent.exit_code, 1);

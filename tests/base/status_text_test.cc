@@ -35,5 +35,22 @@ TEST(StatusTextTest, WithMessageReplacesOnlyTheMessage) {
   EXPECT_TRUE(status.GetPayload(kMark).has_value());
 }
 
+TEST(StatusTextTest, AbbreviatedKeepsShortTextWholeAndCutsLongTextGivingItsSize) {
+  EXPECT_EQ(Abbreviated("/metadata/sharding_db"), "/metadata/sharding_db");
+  const std::string exact(kShownInMessage, 'k');
+  EXPECT_EQ(Abbreviated(exact), exact);
+  const std::string huge = "/" + std::string(100 * 1024, 'a');
+  EXPECT_EQ(Abbreviated(huge),
+            absl::StrCat(huge.substr(0, kShownInMessage), "... (", huge.size(), " bytes)"));
+}
+
+TEST(StatusTextTest, AbbreviatedNeverCutsACharacterInTwo) {
+  // "\xc3\xa9" (e acute) is two bytes, and the cut would fall between them: the whole
+  // character goes.
+  std::string accented(kShownInMessage - 1, 'k');
+  for (int i = 0; i < 50; ++i) accented += "\xc3\xa9";
+  EXPECT_EQ(Abbreviated(accented), std::string(kShownInMessage - 1, 'k') + "... (299 bytes)");
+}
+
 }  // namespace
 }  // namespace registry

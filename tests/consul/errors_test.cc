@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "consul/errors.h"
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "consul/catalog.h"
 #include "consul/kv.h"
 #include "consul/transport.h"
@@ -22,6 +25,16 @@ TEST(ErrorFromResponseTest, MessageNamesMethodPathStatusAndConsulMessage) {
   EXPECT_TRUE(absl::IsPermissionDenied(status));
   EXPECT_EQ(status.message(), "consul PUT /v1/kv/a: HTTP 403: Permission denied");
   EXPECT_THAT(HttpStatusOf(status), Optional(403));
+}
+
+TEST(ErrorFromResponseTest, TheRequestOfAHugeKeyIsNamedByItsFirstBytesAndSize) {
+  const std::string key(100 * 1024, 'a');
+  const HttpRequest request = *BuildKvPutRequest(key, "v", {});
+  absl::Status status =
+      ErrorFromResponse(request, Response(431, "Request Header Fields Too Large"));
+  EXPECT_THAT(status.message(), HasSubstr("consul PUT /v1/kv/aaaa"));
+  EXPECT_THAT(status.message(), HasSubstr(absl::StrCat(" bytes): HTTP 431")));
+  EXPECT_LT(status.message().size(), 400u) << status.message().substr(0, 300);
 }
 
 TEST(ErrorFromResponseTest, BadRequestAndTooLargeAreInvalidArgument) {
