@@ -52,6 +52,10 @@ inline constexpr int kMaxTxnOperations = 128;
 inline constexpr int kDefaultWatchQueries = 32;
 inline constexpr int kMaxWatchQueries = 180;
 
+// Consul's KV value limit (kv_max_value_size, 512 KiB by default): the plugin refuses larger
+// values before sending them, and registryctl reads no more than this of a value on stdin.
+inline constexpr size_t kMaxValueBytes = 524288;
+
 // The most one answer of a Consul server may hold (status line, headers and body): a larger one
 // fails its request (ResourceExhausted) instead of growing the process's memory with it. A
 // value is at most 512 KiB in Consul; the largest answers are listings of a whole tree, which

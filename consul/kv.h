@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/limits.h"
 #include "consul/http_types.h"
 #include "consul/query.h"
 #include "nlohmann/json_fwd.hpp"
@@ -31,7 +32,7 @@
 namespace registry::consul {
 
 // Consul's KV value limit (kv_max_value_size default); larger values are refused client-side.
-inline constexpr size_t kMaxValueBytes = 524288;
+inline constexpr size_t kMaxValueBytes = limits::kMaxValueBytes;
 
 // One KV entry as Consul stores it.
 struct DirEntry {

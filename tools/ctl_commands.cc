@@ -3,7 +3,9 @@
 #include "tools/ctl_commands.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,12 +13,35 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/limits.h"
 #include "base/status_text.h"
 
 namespace registry::tools {
 namespace {
 
 using Args = std::vector<std::string>;
+
+// VALUE as given, or for "-" what standard input holds until its end (any bytes). Reading stops
+// past limits::kMaxValueBytes, Consul's largest value: a larger one is refused (exit 2) before
+// it fills memory. A value that is a single "-" is given on stdin too.
+absl::StatusOr<std::string> ValueArgument(const std::string& argument) {
+  if (argument != "-") return argument;
+  std::string value;
+  char buffer[64 * 1024];
+  for (size_t read; (read = std::fread(buffer, 1, sizeof(buffer), stdin)) > 0;) {
+    value.append(buffer, read);
+    if (value.size() > limits::kMaxValueBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the value on standard input is longer than ", limits::kMaxValueBytes,
+                       " bytes, Consul's largest value (kv_max_value_size)"));
+    }
+  }
+  if (std::ferror(stdin)) {
+    return absl::UnavailableError(
+        absl::StrCat("reading the value from standard input: ", std::strerror(errno)));
+  }
+  return value;
+}
 
 // What a hold command does once its key is written: says "ready", reports connection changes,
 // waits for SIGINT/SIGTERM and closes the repository (its ephemeral keys vanish at once).
@@ -38,7 +63,8 @@ int RunGet(const CommandContext& context, const Args& args) {
   absl::StatusOr<std::optional<std::string>> value = context.repository->Get(args[0]);
   if (!value.ok()) return ReportError(context.err, absl::StrCat("get ", args[0]), value.status());
   if (!value->has_value()) {
-    std::fprintf(context.err, "registryctl: get %s: key does not exist\n", args[0].c_str());
+    std::fprintf(context.err, "registryctl: get %s: key does not exist\n",
+                 Abbreviated(args[0]).c_str());
     return kExitNegative;
   }
   PrintLine(context.out, **value);
@@ -46,14 +72,20 @@ int RunGet(const CommandContext& context, const Args& args) {
 }
 
 int RunPut(const CommandContext& context, const Args& args) {
-  absl::Status status = context.repository->Persist(args[0], args[1]);
+  absl::StatusOr<std::string> value = ValueArgument(args[1]);
+  if (!value.ok()) return ReportError(context.err, absl::StrCat("put ", args[0]), value.status());
+  absl::Status status = context.repository->Persist(args[0], *value);
   return status.ok() ? kExitOk : ReportError(context.err, absl::StrCat("put ", args[0]), status);
 }
 
 int RunUpdate(const CommandContext& context, const Args& args) {
-  absl::Status status = context.repository->Update(args[0], args[1]);
+  absl::StatusOr<std::string> value = ValueArgument(args[1]);
+  if (!value.ok())
+    return ReportError(context.err, absl::StrCat("update ", args[0]), value.status());
+  absl::Status status = context.repository->Update(args[0], *value);
   if (absl::IsNotFound(status)) {
-    std::fprintf(context.err, "registryctl: update %s: key does not exist\n", args[0].c_str());
+    std::fprintf(context.err, "registryctl: update %s: key does not exist\n",
+                 Abbreviated(args[0]).c_str());
     return kExitNegative;
   }
   return status.ok() ? kExitOk : ReportError(context.err, absl::StrCat("update ", args[0]), status);
@@ -94,19 +126,25 @@ int RunRm(const CommandContext& context, const Args& args) {
 }
 
 int RunEphemeral(const CommandContext& context, const Args& args) {
-  absl::Status status = context.repository->PersistEphemeral(args[0], args[1]);
+  absl::StatusOr<std::string> value = ValueArgument(args[1]);
+  if (!value.ok()) {
+    return ReportError(context.err, absl::StrCat("ephemeral ", args[0]), value.status());
+  }
+  absl::Status status = context.repository->PersistEphemeral(args[0], *value);
   if (!status.ok()) return ReportError(context.err, absl::StrCat("ephemeral ", args[0]), status);
   return HoldUntilSignalled(context, args[0]);
 }
 
 int RunClaim(const CommandContext& context, const Args& args) {
-  absl::StatusOr<bool> created = context.repository->PersistExclusiveEphemeral(args[0], args[1]);
+  absl::StatusOr<std::string> value = ValueArgument(args[1]);
+  if (!value.ok()) return ReportError(context.err, absl::StrCat("claim ", args[0]), value.status());
+  absl::StatusOr<bool> created = context.repository->PersistExclusiveEphemeral(args[0], *value);
   if (!created.ok()) {
     return ReportError(context.err, absl::StrCat("claim ", args[0]), created.status());
   }
   if (!*created) {
     std::fprintf(context.err, "registryctl: claim %s: already held by another instance\n",
-                 args[0].c_str());
+                 Abbreviated(args[0]).c_str());
     return kExitNegative;
   }
   return HoldUntilSignalled(context, args[0]);

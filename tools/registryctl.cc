@@ -137,7 +137,7 @@ void PrintHelp() {
       "\n"
       "Talks to the cluster-mode registry through the registry plugin (loaded for the\n"
       "repository type, `Consul` unless --config names another). Keys are absolute paths\n"
-      "such as /metadata/sharding_db, relative to the namespace.\n"
+      "such as /metadata/sharding_db, relative to the namespace; a VALUE of - is read from stdin.\n"
       "\nCommands:\n");
   for (const Command& command : Commands()) {
     const std::string head = absl::StrCat(command.name, " ", command.arguments);

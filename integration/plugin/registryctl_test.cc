@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/plugin/registryctl_fixture.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
@@ -36,66 +37,6 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 
 const absl::Duration kTtl = absl::Seconds(1);
-
-class RegistryctlTest : public ServerProcessTest {
- protected:
-  void SetUp() override {
-    ServerProcessTest::SetUp();
-    if (HasFatalFailure()) return;
-    namespace_ =
-        absl::StrCat("ctl_", ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-
-  // registryctl with --servers/--namespace of this test (and the token, through --token-file:
-  // never on a command line), then `args`.
-  std::vector<std::string> Ctl(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {REGISTRYCTL_BIN, "--servers=" + server_address(),
-                                     "--namespace=" + namespace_};
-    if (!token().empty()) argv.push_back("--token-file=" + TokenFile());
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-
-  RunResult RunCtl(const std::vector<std::string>& args) const { return RunProcess(Ctl(args)); }
-
-  // A file holding the suite's token, written once.
-  static const std::string& TokenFile() {
-    static const std::string* const kPath = [] {
-      auto* path = new std::string(absl::StrCat(ProcessTempDir(), "/registryctl.token"));
-      std::ofstream(*path) << token() << "\n";
-      return path;
-    }();
-    return *kPath;
-  }
-
-  // Writes a registry YAML with a 1 s session TTL and returns its path.
-  std::string WriteConfig(const std::string& ns) const {
-    const std::string path = absl::StrCat(ProcessTempDir(), "/", ns, ".yaml");
-    std::ofstream file(path);
-    file << "mode:\n"
-            "  type: Cluster\n"
-            "  repository:\n"
-            "    type: Consul\n"
-            "    props:\n"
-            "      namespace: "
-         << ns << "\n      server-lists: " << server_address()
-         << (token().empty() ? "" : "\n      token: " + token())
-         << "\n      timeToLiveSeconds: 1\n      sessionLockDelayMilliseconds: 0\n";
-    return path;
-  }
-
-  // Starts a holding command (ephemeral/claim) and waits for its "ready" line.
-  std::unique_ptr<Subprocess> StartHolding(const std::vector<std::string>& argv) {
-    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(argv);
-    EXPECT_TRUE(process.ok()) << process.status();
-    if (!process.ok()) return nullptr;
-    std::optional<std::string> line = (*process)->ReadLine(absl::Now() + absl::Seconds(10));
-    EXPECT_EQ(line, "ready") << "stderr: " << (*process)->err();
-    return std::move(*process);
-  }
-
-  std::string namespace_;
-};
 
 TEST_F(RegistryctlTest, PutThenGetPrintsTheValue) {
   RunResult put = RunCtl({"put", "/metadata/sharding_db", "v1"});
@@ -111,20 +52,6 @@ TEST_F(RegistryctlTest, GetOfAnAbsentKeyExitsOneNamingTheKey) {
   EXPECT_EQ(get.exit_code, 1);
   EXPECT_THAT(get.out, IsEmpty());
   EXPECT_THAT(get.err, HasSubstr("/nothing/here"));
-}
-
-// Each layer names the key in its message (registryctl, the repository, the key's check):
-// each quotes at most kShownInMessage bytes of it (a message of 307 KB before).
-TEST_F(RegistryctlTest, AHundredKilobyteKeyIsNamedInAMessageOfAFewHundredBytes) {
-  const std::string key = "/" + std::string(100 * 1024, 'a') + "/../b";
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"put", key, "v"}, {"get", key}, {"exists", key}}) {
-    RunResult run = RunCtl(args);
-    EXPECT_EQ(run.exit_code, 2) << args[0];
-    EXPECT_THAT(run.err, HasSubstr(absl::StrCat("/aaaa")));
-    EXPECT_THAT(run.err, HasSubstr(absl::StrCat("... (", key.size(), " bytes)")));
-    EXPECT_LT(run.err.size(), 2048u) << args[0] << ": " << run.err.substr(0, 300);
-  }
 }
 
 TEST_F(RegistryctlTest, UpdateOverwritesAnExistingKeyAndExitsOneForAnAbsentOne) {
