@@ -47,8 +47,8 @@ std::string JavaClassPath() {
 
 class REGISTRY_BRIDGE_SUITE : public ServerProcessTest {
  protected:
-  // The JVM's command line for JUnit class `test_class`
-  // (org.example.registryconsul.shardingsphere.test).
+  // The JVM's command line for JUnit class `test_class` (of org.example.registryconsul.
+  // shardingsphere.test, unless the name has a package).
   static std::vector<std::string> JUnitCommand(const std::string& test_class) {
     std::vector<std::string> argv = {REGISTRY_JAVA,
                                      absl::StrCat("-Djava.library.path=", REGISTRY_JNI_DIR)};
@@ -72,7 +72,9 @@ class REGISTRY_BRIDGE_SUITE : public ServerProcessTest {
     argv.insert(argv.end(), {"-cp", JavaClassPath(), "org.junit.platform.console.ConsoleLauncher",
                              "--disable-banner", "--disable-ansi-colors", "--details=tree",
                              "--fail-if-no-tests", "--select-class",
-                             "org.example.registryconsul.shardingsphere.test." + test_class});
+                             absl::StrContains(test_class, '.')
+                                 ? test_class
+                                 : "org.example.registryconsul.shardingsphere.test." + test_class});
     return argv;
   }
 
@@ -107,6 +109,18 @@ TEST_F(REGISTRY_BRIDGE_SUITE, DiscoveryAndProps) { RunJUnitClass("DiscoveryAndPr
 TEST_F(REGISTRY_BRIDGE_SUITE, RepositoryContract) { RunJUnitClass("RepositoryContractTest"); }
 
 TEST_F(REGISTRY_BRIDGE_SUITE, BadInput) { RunJUnitClass("BadInputTest"); }
+
+// Servers of the test's own (a silent one, an endless answer) and the temporary directory: the
+// suite's server kind changes nothing, so they run once per ShardingSphere version.
+TEST_F(REGISTRY_BRIDGE_SUITE, HostileServers) {
+  if (real_consul()) GTEST_SKIP() << "the test's own servers: run on the dev server's pass only";
+  RunJUnitClass("HostileServerTest");
+}
+
+TEST_F(REGISTRY_BRIDGE_SUITE, StaleNativeCopies) {
+  if (real_consul()) GTEST_SKIP() << "no server involved: run on the dev server's pass only";
+  RunJUnitClass("org.example.registryconsul.shardingsphere.NativeLibraryTest");
+}
 
 TEST_F(REGISTRY_BRIDGE_SUITE, WatchContract) { RunJUnitClass("WatchContractTest"); }
 
