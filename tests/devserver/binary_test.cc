@@ -108,6 +108,15 @@ int ListeningPort(const std::string& line) {
   return port;
 }
 
+// Starts the server with `args`, which it must refuse: checks that it exits 2 and returns the
+// one line it printed on stderr.
+std::string RefusedStart(const std::vector<std::string>& args) {
+  Child child(args);
+  const std::string line = child.ReadStderrLine(absl::Seconds(10));
+  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 2) << line;
+  return line;
+}
+
 TEST(ConsulDevServerBinaryTest, ServesOnAPickedPortAndExitsZeroOnSigterm) {
   Child child({"--http-addr=127.0.0.1:0", "--session-ttl-min=1s"});
   ASSERT_TRUE(child.started());
@@ -129,27 +138,19 @@ TEST(ConsulDevServerBinaryTest, SigintAlsoStopsItWithExitZero) {
 }
 
 TEST(ConsulDevServerBinaryTest, BadDurationFlagExitsTwoWithOneLineNamingIt) {
-  Child child({"--http-addr=127.0.0.1:0", "--session-ttl-min=soon"});
-  const std::string error = child.ReadStderrLine(absl::Seconds(10));
+  const std::string error = RefusedStart({"--http-addr=127.0.0.1:0", "--session-ttl-min=soon"});
   EXPECT_NE(error.find("--session-ttl-min"), std::string::npos) << error;
-  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 2);
 }
 
 TEST(ConsulDevServerBinaryTest, BadAddressExitsTwoNamingTheFlag) {
-  Child child({"--http-addr=no-port-here"});
-  const std::string error = child.ReadStderrLine(absl::Seconds(10));
+  const std::string error = RefusedStart({"--http-addr=no-port-here"});
   EXPECT_NE(error.find("--http-addr"), std::string::npos) << error;
-  EXPECT_EQ(child.WaitExit(absl::Seconds(10)), 2);
 }
 
 TEST(ConsulDevServerBinaryTest, UnknownFlagAndBadBooleanExitTwo) {
-  Child unknown({"--no-such-flag=1"});
-  EXPECT_NE(unknown.ReadStderrLine(absl::Seconds(10)).find("--no-such-flag"), std::string::npos);
-  EXPECT_EQ(unknown.WaitExit(absl::Seconds(10)), 2);
-  Child boolean({"--enable-fault-injection=maybe"});
-  EXPECT_NE(boolean.ReadStderrLine(absl::Seconds(10)).find("--enable-fault-injection"),
+  EXPECT_NE(RefusedStart({"--no-such-flag=1"}).find("--no-such-flag"), std::string::npos);
+  EXPECT_NE(RefusedStart({"--enable-fault-injection=maybe"}).find("--enable-fault-injection"),
             std::string::npos);
-  EXPECT_EQ(boolean.WaitExit(absl::Seconds(10)), 2);
 }
 
 // A file holding `content`, removed with the object.
@@ -203,34 +204,26 @@ TEST(ConsulDevServerBinaryTest, TakesItsMasterTokenFromAFile) {
 }
 
 TEST(ConsulDevServerBinaryTest, ABadTokenFileExitsTwoNamingTheFileNeverTheToken) {
-  Child missing({"--acl-master-token-file=/nonexistent/token"});
-  EXPECT_NE(missing.ReadStderrLine(absl::Seconds(10)).find("'/nonexistent/token'"),
-            std::string::npos);
-  EXPECT_EQ(missing.WaitExit(absl::Seconds(10)), 2);
+  EXPECT_NE(
+      RefusedStart({"--acl-master-token-file=/nonexistent/token"}).find("'/nonexistent/token'"),
+      std::string::npos);
   TempFile empty(" \n");
-  Child blank({"--acl-master-token-file=" + empty.path()});
-  EXPECT_NE(blank.ReadStderrLine(absl::Seconds(10)).find("is empty"), std::string::npos);
-  EXPECT_EQ(blank.WaitExit(absl::Seconds(10)), 2);
+  EXPECT_NE(RefusedStart({"--acl-master-token-file=" + empty.path()}).find("is empty"),
+            std::string::npos);
   TempFile two_lines("secret-one\nsecret-two\n");
-  Child split({"--acl-master-token-file=" + two_lines.path()});
-  const std::string error = split.ReadStderrLine(absl::Seconds(10));
+  const std::string error = RefusedStart({"--acl-master-token-file=" + two_lines.path()});
   EXPECT_NE(error.find("more than one line"), std::string::npos) << error;
   EXPECT_EQ(error.find("secret"), std::string::npos) << error;
-  EXPECT_EQ(split.WaitExit(absl::Seconds(10)), 2);
   TempFile good("t");
-  Child both({"--acl-master-token=x", "--acl-master-token-file=" + good.path()});
-  EXPECT_NE(both.ReadStderrLine(absl::Seconds(10)).find("give one of them"), std::string::npos);
-  EXPECT_EQ(both.WaitExit(absl::Seconds(10)), 2);
+  EXPECT_NE(RefusedStart({"--acl-master-token=x", "--acl-master-token-file=" + good.path()})
+                .find("give one of them"),
+            std::string::npos);
 }
 
 TEST(ConsulDevServerBinaryTest, ABadConnectionLimitOrReadTimeoutExitsTwoNamingTheFlag) {
-  Child limit({"--http-max-conns-per-client=lots"});
-  EXPECT_NE(limit.ReadStderrLine(absl::Seconds(10)).find("--http-max-conns-per-client"),
+  EXPECT_NE(RefusedStart({"--http-max-conns-per-client=lots"}).find("--http-max-conns-per-client"),
             std::string::npos);
-  EXPECT_EQ(limit.WaitExit(absl::Seconds(10)), 2);
-  Child timeout({"--read-timeout=0s"});
-  EXPECT_NE(timeout.ReadStderrLine(absl::Seconds(10)).find("--read-timeout"), std::string::npos);
-  EXPECT_EQ(timeout.WaitExit(absl::Seconds(10)), 2);
+  EXPECT_NE(RefusedStart({"--read-timeout=0s"}).find("--read-timeout"), std::string::npos);
 }
 
 }  // namespace
