@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/ctl_backup_file.h"
 #include "tools/ctl_commands.h"
+#include "tools/print_line.h"
 
 namespace registry::tools {
 namespace {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "base/limits.h"
 #include "base/status_text.h"
+#include "tools/print_line.h"
 
 namespace registry::tools {
 namespace {
@@ -217,12 +218,6 @@ const Command* FindCommand(absl::string_view name) {
     if (name == command.name) return &command;
   }
   return nullptr;
-}
-
-void PrintLine(std::FILE* out, absl::string_view line) {
-  std::fwrite(line.data(), 1, line.size(), out);
-  std::fputc('\n', out);
-  std::fflush(out);
 }
 
 int ReportError(std::FILE* err, absl::string_view what, const absl::Status& status) {

@@ -81,9 +81,6 @@ const Command* FindCommand(absl::string_view name);
 // spaces) and returns kExitError.
 int ReportError(std::FILE* err, absl::string_view what, const absl::Status& status);
 
-// Prints `line` and a newline, flushed at once so a parent process sees it immediately.
-void PrintLine(std::FILE* out, absl::string_view line);
-
 // Prints the plugin's metrics (every repository's in this process) on `out`: Prometheus' text
 // format, or with `json` one JSON object per sample. Returns kExitOk or the error it reported.
 int PrintMetrics(const plugin::PluginLibrary& library, std::FILE* out, bool json, std::FILE* err);

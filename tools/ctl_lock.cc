@@ -48,6 +48,7 @@
 #include "absl/time/time.h"
 #include "tools/ctl_commands.h"
 #include "tools/descriptors.h"
+#include "tools/print_line.h"
 
 extern char** environ;
 

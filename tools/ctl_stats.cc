@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tools/ctl_commands.h"
+#include "tools/print_line.h"
 
 namespace registry::tools {
 namespace {

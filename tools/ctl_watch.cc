@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/ctl_commands.h"
 #include "tools/event_json.h"
+#include "tools/print_line.h"
 
 namespace registry::tools {
 
