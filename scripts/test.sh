@@ -25,6 +25,10 @@ fi
 # The normal build keeps line tables only (-g1): enough for a failing test's backtrace, and
 # objects a fifth the size of -g's (one integration test: 1.1 MB instead of 5.7 MB, compiled in
 # 6 % less time), so that linking the 50-odd test executables costs less.
+# All three compile test code at -O0 against a precompiled header (REGISTRY_FAST_TEST_BUILD,
+# cmake/fast_test_build.cmake); the product's code is compiled as each mode says. The normal
+# build took 711 s without it on CI's 2 cores.
+fast=-DREGISTRY_FAST_TEST_BUILD=ON
 case "$mode" in
   normal) build=build
           flags=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
@@ -42,7 +46,7 @@ bash scripts/install-deps.sh
 # TSan needs an instrumented Abseil, or every absl::Mutex-guarded field is a false race.
 [ "$mode" != tsan ] || bash scripts/build-tsan-abseil.sh
 rm -rf "$build"
-cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}"
+cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$fast" "${flags[@]}"
 cmake --build "$build" -j "$(nproc)"
 if [ "$mode" = tsan ]; then
   export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
