@@ -2,7 +2,7 @@
 // plugin/plugin_client.h
 //
 // The C++ face of the registry plugin C ABI for hosts (compiled into the loader library:
-// plugin_client.cc). PluginLibrary owns a loaded
+// plugin_library.cc, plugin_client.cc). PluginLibrary owns a loaded
 // plugin (the dlopen handle and its negotiated table); PluginRepository owns one repository
 // created through it and implements registry::Repository (watches included), so a host programs
 // against the same contract whether the repository is linked in or loaded as a plugin; it also
