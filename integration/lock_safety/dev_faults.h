@@ -3,7 +3,7 @@
 //
 // The faults the lock-safety harness injects into a consul-dev-server process (over its
 // /v1/_dev/ endpoints), one per period, in rotation: a latency spell, a burst of 500s, dropped
-// connections, every connection dropped, and the forced expiry of a holder's session while a
+// connections, every connection dropped, and the forced expiry of the holders' sessions while a
 // long critical section runs.
 //
 // Thread safety: InjectFaults runs on the caller's thread until `done` is notified.
@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 
@@ -26,11 +27,12 @@ struct FaultCounts {
 };
 
 // Injects one fault per period into the dev server at `address` until `done` is notified. The
-// sections log their steps to `log` (critical_section.sh); `holder_session` names the session of
-// a holder to expire ("" if none holds now). Test failures are recorded for faults that could
-// not be injected.
+// sections log their steps to `log` (critical_section.sh); `holder_sessions` names the sessions
+// holding the lock now (none if nobody holds), all of which an expiry fault expires, so that the
+// long section's holder is among them whatever the lock's kind. Test failures are recorded for
+// faults that could not be injected.
 FaultCounts InjectFaults(const std::string& address, const std::string& log,
-                         const std::function<std::string()>& holder_session,
+                         const std::function<std::vector<std::string>()>& holder_sessions,
                          absl::Notification& done);
 
 // "N latency spells, N 500-bursts, ..." for a report.

@@ -38,6 +38,7 @@
 #include "integration/testing/delay_proxy.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/subprocess.h"
+#include "nlohmann/json.hpp"
 
 namespace registry::integration {
 namespace {
@@ -92,21 +93,37 @@ std::vector<std::string> TakeCommand(const HarnessOptions& options, int worker) 
   return {"lock", kLockName, options.fair ? "--fair" : "--fair=false"};
 }
 
-// The session of a holder: the lock key's (the fair lock's owner key's), or a semaphore
-// holder's entry's. "" if none.
-std::string HolderSession(const std::string& address, const HarnessOptions& options) {
-  if (options.semaphore_limit > 0 || options.read_write) {
-    absl::StatusOr<std::vector<ListedKey>> entries = ListPrefix(
-        address,
-        absl::StrCat(kNamespace, options.read_write ? "/rwlock/" : "/semaphore/", kLockName, "/"));
-    for (const ListedKey& entry : entries.ok() ? *entries : std::vector<ListedKey>()) {
-      if (!entry.session.empty()) return entry.session;
-    }
-    return "";
+// The sessions holding the lock now: the lock key's (the fair lock's owner key's), or every
+// holder a semaphore's or read/write lock's record names (an entry is "<session>.<16 hex>").
+// Their entries alone do not say: a waiting contender's entry is bound to its session too.
+std::vector<std::string> HolderSessions(const std::string& address, const HarnessOptions& options) {
+  if (options.semaphore_limit == 0 && !options.read_write) {
+    const std::string session =
+        KeySession(address, absl::StrCat(kNamespace, options.fair ? "/fair-lock/" : "/lock/",
+                                         kLockName, "/"))
+            .value_or("");
+    return session.empty() ? std::vector<std::string>() : std::vector<std::string>{session};
   }
-  return KeySession(address, absl::StrCat(kNamespace, options.fair ? "/fair-lock/" : "/lock/",
-                                          kLockName, "/"))
-      .value_or("");
+  const std::string record_key =
+      absl::StrCat(kNamespace, options.read_write ? "/rwlock/" : "/semaphore/", kLockName, "/");
+  absl::StatusOr<HttpReply> reply =
+      HttpCall("GET", absl::StrCat("http://", address, "/v1/kv/", record_key, "?raw"));
+  if (!reply.ok() || reply->status != 200) return {};
+  const nlohmann::json record = nlohmann::json::parse(reply->body, nullptr, false);
+  if (!record.is_object()) return {};
+  std::vector<std::string> entries;
+  for (const char* holders : {"Holders", "Readers"}) {
+    if (!record.contains(holders) || !record[holders].is_object()) continue;
+    for (const auto& [entry, unused] : record[holders].items()) entries.push_back(entry);
+  }
+  if (record.contains("Writer") && record["Writer"].is_string()) {
+    entries.push_back(record["Writer"].get<std::string>());
+  }
+  std::vector<std::string> sessions;
+  for (const std::string& entry : entries) {
+    sessions.push_back(entry.substr(0, entry.find('.')));
+  }
+  return sessions;
 }
 
 // Checks that no two holders of a lock overlapped unless the earlier one was told of its loss
@@ -311,7 +328,7 @@ void RunUnderDevFaults(const std::string& label, const HarnessOptions& options) 
       [&](absl::Notification& done) {
         faults = InjectFaults(
             server->address, ProcessTempDir() + "/lock_safety.log",
-            [&] { return HolderSession(server->address, options); }, done);
+            [&] { return HolderSessions(server->address, options); }, done);
         return Describe(faults);
       },
       options);
