@@ -228,7 +228,8 @@ TEST_F(SemaphoreTest, ALimitThatDisagreesWithHoldersInConsulIsAnErrorNamingBoth)
 TEST_F(SemaphoreTest, TryLockThatGivesUpTakesNothing) {
   Instance holder = NewInstance("give-up", 1);
   Instance waiter = NewInstance("give-up", 1);
-  ASSERT_TRUE(holder.semaphore->Lock().ok());
+  const absl::Status locked = holder.semaphore->Lock();
+  ASSERT_TRUE(locked.ok()) << locked;  // failed once in CI (ASan, TLS agent), reason unknown
   const absl::Time start = absl::Now();
   absl::StatusOr<bool> acquired = waiter.semaphore->TryLock(absl::Milliseconds(300));
   ASSERT_TRUE(acquired.ok()) << acquired.status();
