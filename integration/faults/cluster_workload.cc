@@ -12,7 +12,13 @@ namespace registry::faults {
 namespace {
 
 constexpr char kNamespace[] = "faults";
+constexpr char kLockName[] = "faults";
+constexpr char kWatchId[] = "w0";
 constexpr int kKeysPerInstance = 20;
+// Keys every instance writes: few, so that writes of different instances meet on each.
+constexpr int kSharedKeys = 5;
+constexpr int kUpdateEvery = 7;  // of an instance's rounds on the shared keys
+constexpr int kDeleteEvery = 11;
 constexpr size_t kFailuresKept = 8;
 // Time a holder spends inside the critical section: long enough for a second holder to be
 // seen if the lock ever let one in.
@@ -20,6 +26,18 @@ constexpr absl::Duration kHoldFor = absl::Milliseconds(2);
 
 std::string DataKey(int instance, int n) {
   return absl::StrCat("/data/", instance, "/", n % kKeysPerInstance);
+}
+
+const char* EventName(DataChangedEvent::Type type) {
+  switch (type) {
+    case DataChangedEvent::Type::kAdded:
+      return "ADDED";
+    case DataChangedEvent::Type::kUpdated:
+      return "UPDATED";
+    case DataChangedEvent::Type::kDeleted:
+      return "DELETED";
+  }
+  return "UPDATED";
 }
 
 }  // namespace
@@ -40,51 +58,26 @@ std::string WorkloadCounts::Report() {
       "writes ", writes.load(), " (failed ", failed_writes.load(), "), reads ", reads.load(),
       " (failed ", failed_reads.load(), ", stale ", stale_reads.load(), "), lock holds ",
       locks.load(), " (failed ", failed_locks.load(), ", overlaps ", overlaps.load(), ", lost ",
-      lost_locks.load(), "), sessions lost ", sessions_lost.load(),
-      first_failures.empty() ? "" : "; first failures:\n  ", absl::StrJoin(first_failures, "\n  "));
+      lost_locks.load(), "), sessions lost ", sessions_lost.load(), ", calls not recorded ",
+      unrecorded.load(), first_failures.empty() ? "" : "; first failures:\n  ",
+      absl::StrJoin(first_failures, "\n  "));
 }
 
-absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(const std::string& servers,
-                                                                        int instances,
-                                                                        absl::Duration ttl) {
+absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(
+    const std::string& servers, int instances, absl::Duration ttl, const std::string& history_dir) {
   std::unique_ptr<ClusterWorkload> load(new ClusterWorkload());
   for (int i = 0; i < instances; ++i) {
-    ConsulRepositoryOptions options;
-    options.client.servers = servers;
-    options.client.request_timeout = absl::Seconds(10);  // the YAML default
-    options.namespace_name = kNamespace;
-    options.session_ttl = ttl;
-    options.session_lock_delay = absl::Seconds(1);
-    options.block_query_wait = absl::Seconds(10);
-    absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
-    if (!repository.ok()) return repository.status();
-    absl::StatusOr<std::unique_ptr<lock::LockManager>> locks = lock::NewLockManager(**repository);
-    if (!locks.ok()) return locks.status();
-    absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock = (*locks)->GetLock("faults");
-    if (!lock.ok()) return lock.status();
-    WorkloadCounts* counts = &load->counts_;
-    (*repository)->AddConnectionListener([counts](ConnectionState state) {
-      if (state == ConnectionState::kLost) ++counts->sessions_lost;
-    });
-    (*lock)->AddLostListener(
-        [counts](const std::string&, const absl::Status&) { ++counts->lost_locks; });
-    if (absl::Status online = (*repository)->PersistEphemeral(absl::StrCat("/online/", i), "up");
-        !online.ok()) {
-      return online;
+    if (absl::Status added = load->AddInstance(servers, ttl, history_dir); !added.ok()) {
+      return added;
     }
-    load->instances_.push_back(
-        Instance{*std::move(repository), *std::move(locks), *std::move(lock)});
   }
+  absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> watch_recorder =
+      history::HistoryRecorder::Open(history_dir, "watcher-0");
+  if (!watch_recorder.ok()) return watch_recorder.status();
+  load->watch_recorder_ = *std::move(watch_recorder);
   ClusterWorkload* self = load.get();
-  absl::StatusOr<Repository::WatchId> watching =
-      load->instances_[0].repository->Watch("/data", [self](const DataChangedEvent& event) {
-        absl::MutexLock lock(&self->view_mu_);
-        if (event.type == DataChangedEvent::Type::kDeleted || !event.value.has_value()) {
-          self->watch_view_.erase(event.key);
-        } else {
-          self->watch_view_[event.key] = *event.value;
-        }
-      });
+  absl::StatusOr<Repository::WatchId> watching = load->instances_[0]->repository->Watch(
+      "/data", [self](const DataChangedEvent& event) { self->OnWatchEvent(event); });
   if (!watching.ok()) return watching.status();
   for (int i = 0; i < instances; ++i) {
     load->threads_.emplace_back([self, i] { self->WriteLoop(i); });
@@ -93,64 +86,193 @@ absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(const st
   return load;
 }
 
+absl::Status ClusterWorkload::AddInstance(const std::string& servers, absl::Duration ttl,
+                                          const std::string& history_dir) {
+  const int i = static_cast<int>(instances_.size());
+  auto instance = std::make_unique<Instance>();
+  absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> recorder =
+      history::HistoryRecorder::Open(history_dir, absl::StrCat("instance-", i));
+  if (!recorder.ok()) return recorder.status();
+  instance->recorder = *std::move(recorder);
+  ConsulRepositoryOptions options;
+  options.client.servers = servers;
+  options.client.request_timeout = absl::Seconds(10);  // the YAML default
+  options.namespace_name = kNamespace;
+  options.session_ttl = ttl;
+  options.session_lock_delay = absl::Seconds(1);
+  options.block_query_wait = absl::Seconds(10);
+  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
+  if (!repository.ok()) return repository.status();
+  instance->repository = *std::move(repository);
+  absl::StatusOr<std::unique_ptr<lock::LockManager>> locks =
+      lock::NewLockManager(*instance->repository);
+  if (!locks.ok()) return locks.status();
+  instance->locks = *std::move(locks);
+  absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock = instance->locks->GetLock(kLockName);
+  if (!lock.ok()) return lock.status();
+  instance->lock = *std::move(lock);
+  WorkloadCounts* counts = &counts_;
+  instance->repository->AddConnectionListener([counts](ConnectionState state) {
+    if (state == ConnectionState::kLost) ++counts->sessions_lost;
+  });
+  instance->holds = std::make_unique<history::HoldRecorder>(*instance->recorder, kLockName);
+  history::HoldRecorder* holds = instance->holds.get();
+  instance->lock->AddLostListener([counts, holds](const std::string&, const absl::Status&) {
+    ++counts->lost_locks;
+    holds->Lost();
+  });
+  history::HistoryEntry online{
+      .op = "ephemeral_put", .key = absl::StrCat("/online/", i), .value = absl::StrCat(i, ".up")};
+  absl::Status persisted = history::TimeCall(
+      online, [&] { return instance->repository->PersistEphemeral(online.key, *online.value); });
+  Record(*instance, online, persisted);
+  if (!persisted.ok()) return persisted;
+  instances_.push_back(std::move(instance));
+  return absl::OkStatus();
+}
+
 ClusterWorkload::~ClusterWorkload() {
   Stop();
-  for (Instance& instance : instances_) {
-    instance.lock.reset();
-    instance.locks.reset();
-    if (instance.repository != nullptr) instance.repository->Close().IgnoreError();
+  for (std::unique_ptr<Instance>& instance : instances_) {
+    instance->lock.reset();
+    instance->locks.reset();
+    if (instance->repository != nullptr) instance->repository->Close().IgnoreError();
   }
 }
 
 void ClusterWorkload::Stop() {
   stop_ = true;
   for (std::thread& thread : threads_) thread.join();
+  if (!threads_.empty()) {
+    for (std::unique_ptr<Instance>& instance : instances_) {
+      counts_.unrecorded += instance->holds->unrecorded();
+    }
+  }
   threads_.clear();
 }
 
-void ClusterWorkload::WriteLoop(int instance) {
-  Repository& repository = *instances_[instance].repository;
+void ClusterWorkload::Record(Instance& instance, history::HistoryEntry& entry,
+                             const absl::Status& status) {
+  history::SetOutcome(entry, status);
+  if (!instance.recorder->Record(entry).ok()) ++counts_.unrecorded;
+}
+
+void ClusterWorkload::OnWatchEvent(const DataChangedEvent& event) {
+  history::HistoryEntry entry{.op = "watch_event",
+                              .key = event.key,
+                              .value = event.value.value_or(""),
+                              .watch = kWatchId,
+                              .event = EventName(event.type)};
+  entry.call = entry.ret = history::HostMonotonicNanos();
+  if (!watch_recorder_->Record(entry).ok()) ++counts_.unrecorded;
+  absl::MutexLock lock(&view_mu_);
+  if (event.type == DataChangedEvent::Type::kDeleted || !event.value.has_value()) {
+    watch_view_.erase(event.key);
+  } else {
+    watch_view_[event.key] = *event.value;
+  }
+}
+
+absl::Status ClusterWorkload::RecordWatchEnd() {
+  history::HistoryEntry entry{.op = "watch_end", .key = "/data", .watch = kWatchId};
+  entry.call = entry.ret = history::HostMonotonicNanos();
+  return watch_recorder_->Record(entry);
+}
+
+void ClusterWorkload::WriteLoop(int index) {
+  Instance& instance = *instances_[index];
+  Repository& repository = *instance.repository;
   for (int n = 0; !stop_; ++n) {
-    const std::string key = DataKey(instance, n);
-    const std::string value = absl::StrCat(n);
-    if (absl::Status written = repository.Persist(key, value); !written.ok()) {
+    const std::string key = DataKey(index, n);
+    const std::string value = absl::StrCat(index, ".", n);
+    history::HistoryEntry put{.op = "put", .key = key, .value = value};
+    absl::Status written = history::TimeCall(put, [&] { return repository.Persist(key, value); });
+    Record(instance, put, written);
+    if (!written.ok()) {
       counts_.Fail(counts_.failed_writes, absl::StrCat("persist ", key), written);
       continue;
     }
     ++counts_.writes;
-    absl::StatusOr<std::optional<std::string>> read = repository.Get(key);
-    if (!read.ok()) {
-      counts_.Fail(counts_.failed_reads, absl::StrCat("get ", key), read.status());
-      continue;
-    }
-    ++counts_.reads;
+    absl::StatusOr<std::optional<std::string>> read = RecordedGet(instance, key);
+    if (!read.ok()) continue;
     if (*read != value) {
       counts_.Fail(counts_.stale_reads, absl::StrCat("get ", key),
                    absl::DataLossError(absl::StrCat("read ", read->value_or("(absent)"),
                                                     " after writing ", value)));
     }
+    WriteShared(instance, n);
   }
 }
 
-void ClusterWorkload::LockLoop(int instance) {
-  lock::DistributedLock& lock = *instances_[instance].lock;
+void ClusterWorkload::WriteShared(Instance& instance, int n) {
+  Repository& repository = *instance.repository;
+  const std::string key = absl::StrCat("/data/shared/", n % kSharedKeys);
+  const std::string value = absl::StrCat(instance.recorder->process(), ".", n);
+  history::HistoryEntry write{.op = "put", .key = key, .value = value};
+  if (n % kDeleteEvery == kDeleteEvery - 1) {
+    write.op = "delete", write.value.reset();
+  } else if (n % kUpdateEvery == kUpdateEvery - 1) {
+    write.op = "update";
+  }
+  absl::Status written = history::TimeCall(write, [&] {
+    if (write.op == "delete") return repository.Delete(key);
+    if (write.op == "put") return repository.Persist(key, value);
+    return repository.Update(key, value);
+  });
+  if (write.op == "update") {
+    write.found = !absl::IsNotFound(written);  // "overwrite if present": NotFound wrote nothing
+    if (absl::IsNotFound(written)) written = absl::OkStatus();
+  }
+  Record(instance, write, written);
+  if (!written.ok()) {
+    counts_.Fail(counts_.failed_writes, absl::StrCat(write.op, " ", key), written);
+    return;
+  }
+  ++counts_.writes;
+  RecordedGet(instance, key).IgnoreError();
+}
+
+absl::StatusOr<std::optional<std::string>> ClusterWorkload::RecordedGet(Instance& instance,
+                                                                        const std::string& key) {
+  history::HistoryEntry get{.op = "get", .key = key};
+  absl::StatusOr<std::optional<std::string>> read =
+      history::TimeCall(get, [&] { return instance.repository->Get(key); });
+  if (read.ok()) get.found = read->has_value(), get.value = *read;
+  Record(instance, get, read.status());
+  if (!read.ok()) {
+    counts_.Fail(counts_.failed_reads, absl::StrCat("get ", key), read.status());
+  } else {
+    ++counts_.reads;
+  }
+  return read;
+}
+
+void ClusterWorkload::LockLoop(int index) {
+  Instance& instance = *instances_[index];
+  lock::DistributedLock& lock = *instance.lock;
   while (!stop_) {
-    if (absl::Status locked = lock.Lock(); !locked.ok()) {
-      counts_.Fail(counts_.failed_locks, absl::StrCat("lock by instance ", instance), locked);
+    absl::StatusOr<bool> locked = instance.holds->Acquire([&]() -> absl::StatusOr<bool> {
+      absl::Status status = lock.Lock();
+      if (!status.ok()) return status;
+      return true;
+    });
+    if (!locked.ok()) {
+      counts_.Fail(counts_.failed_locks, absl::StrCat("lock by instance ", index), locked.status());
       continue;
     }
     if (inside_.fetch_add(1) != 0) ++counts_.overlaps;
     ++counts_.locks;
     absl::SleepFor(kHoldFor);
     inside_.fetch_sub(1);
-    if (absl::Status unlocked = lock.Unlock(); !unlocked.ok()) {
-      counts_.Fail(counts_.failed_locks, absl::StrCat("unlock by instance ", instance), unlocked);
+    if (absl::Status unlocked = instance.holds->Release([&] { return lock.Unlock(); });
+        !unlocked.ok()) {
+      counts_.Fail(counts_.failed_locks, absl::StrCat("unlock by instance ", index), unlocked);
     }
   }
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ClusterWorkload::StoreView() {
-  Repository& repository = *instances_[0].repository;
+  Repository& repository = *instances_[0]->repository;
   std::map<std::string, std::string> view;
   for (int i = 0; i < static_cast<int>(instances_.size()); ++i) {
     for (int n = 0; n < kKeysPerInstance; ++n) {
@@ -159,6 +281,12 @@ absl::StatusOr<std::map<std::string, std::string>> ClusterWorkload::StoreView() 
       if (!value.ok()) return value.status();
       if (value->has_value()) view[key] = **value;
     }
+  }
+  for (int n = 0; n < kSharedKeys; ++n) {
+    const std::string key = absl::StrCat("/data/shared/", n);
+    absl::StatusOr<std::optional<std::string>> value = repository.Get(key);
+    if (!value.ok()) return value.status();
+    if (value->has_value()) view[key] = **value;
   }
   return view;
 }
@@ -193,7 +321,7 @@ absl::Status ClusterWorkload::CheckEphemeralKeys() {
   for (int i = 0; i < static_cast<int>(instances_.size()); ++i) {
     const std::string key = absl::StrCat("/online/", i);
     absl::StatusOr<std::optional<std::string>> value =
-        instances_[(i + 1) % instances_.size()].repository->Get(key);
+        instances_[(i + 1) % instances_.size()]->repository->Get(key);
     if (!value.ok()) return value.status();
     if (!value->has_value()) return absl::NotFoundError(absl::StrCat(key, " is gone"));
   }

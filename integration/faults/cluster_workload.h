@@ -6,7 +6,12 @@
 //  - persists keys /data/<instance>/<n> in a loop and reads each one back,
 //  - holds the ephemeral key /online/<instance>,
 //  - takes the shared lock "faults" in a loop, checking that no other instance is inside,
+//  - writes, updates, deletes and reads the keys /data/shared/<n>, which every instance writes,
 // and instance 0 also watches /data, keeping the view its events build.
+//
+// Every call is recorded in a history (integration/history/README.md): one file per instance and
+// one for the watcher, in the directory Start() is given; RecordWatchEnd() closes the watcher's
+// record once the view has converged, and the test runs the checker over the directory.
 //
 // Failures are counted, never retried by the workload: a failed call is a call the plugin let
 // fail. Thread safety: Start/Stop from one thread; counters are atomics; the views are guarded.
@@ -25,6 +30,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "integration/history/history_recorder.h"
+#include "integration/history/hold_recorder.h"
 #include "lock/lock_manager.h"
 #include "registry/repository.h"
 #include "repository/consul_repository.h"
@@ -37,6 +44,7 @@ struct WorkloadCounts {
   std::atomic<int> reads{0}, failed_reads{0}, stale_reads{0};
   std::atomic<int> locks{0}, failed_locks{0}, overlaps{0}, lost_locks{0};
   std::atomic<int> sessions_lost{0};
+  std::atomic<int> unrecorded{0};  // calls the history could not record
   absl::Mutex mu;
   std::vector<std::string> first_failures ABSL_GUARDED_BY(mu);
 
@@ -46,9 +54,11 @@ struct WorkloadCounts {
 
 class ClusterWorkload {
  public:
-  // `instances` repositories on `servers` (a server-lists value) with `ttl` sessions.
+  // `instances` repositories on `servers` (a server-lists value) with `ttl` sessions, recording
+  // their calls into `history_dir` (an existing directory).
   static absl::StatusOr<std::unique_ptr<ClusterWorkload>> Start(const std::string& servers,
-                                                                int instances, absl::Duration ttl);
+                                                                int instances, absl::Duration ttl,
+                                                                const std::string& history_dir);
   ~ClusterWorkload();  // Stop()
 
   // Stops the loops and joins them (the repositories stay open for checks).
@@ -59,23 +69,40 @@ class ClusterWorkload {
   absl::StatusOr<absl::Duration> AwaitWatchConverged(absl::Duration timeout);
   // OK when every instance's ephemeral key exists and is held by that instance's session.
   absl::Status CheckEphemeralKeys();
+  // Records that the watcher's view has converged (after AwaitWatchConverged succeeded): the
+  // checker compares its final view with the store's.
+  absl::Status RecordWatchEnd();
 
   WorkloadCounts& counts() { return counts_; }
 
  private:
   struct Instance {
+    std::unique_ptr<history::HistoryRecorder> recorder;
     std::unique_ptr<ConsulRepository> repository;
     std::unique_ptr<lock::LockManager> locks;
     std::shared_ptr<lock::DistributedLock> lock;
+    std::unique_ptr<history::HoldRecorder> holds;  // of `lock`, into `recorder`
   };
 
   ClusterWorkload() = default;
+  absl::Status AddInstance(const std::string& servers, absl::Duration ttl,
+                           const std::string& history_dir);
   void WriteLoop(int instance);
+  // One round on the shared keys: a put, a read, now and then an update or a delete.
+  void WriteShared(Instance& instance, int n);
   void LockLoop(int instance);
+  // A Get of `key` by `instance`, recorded and counted.
+  absl::StatusOr<std::optional<std::string>> RecordedGet(Instance& instance,
+                                                         const std::string& key);
+  // Records `entry` (its outcome from `status`) in `instance`'s history; a failure to record
+  // is counted as a failed write.
+  void Record(Instance& instance, history::HistoryEntry& entry, const absl::Status& status);
+  void OnWatchEvent(const DataChangedEvent& event);
   // Every /data key and value as the store has it now.
   absl::StatusOr<std::map<std::string, std::string>> StoreView();
 
-  std::vector<Instance> instances_;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::unique_ptr<history::HistoryRecorder> watch_recorder_;
   WorkloadCounts counts_;
   std::atomic<bool> stop_{false};
   std::atomic<int> inside_{0};  // instances inside the lock's critical section

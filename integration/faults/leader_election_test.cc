@@ -5,7 +5,9 @@
 // write, read, hold ephemeral keys, take a shared lock and watch. Each killed server is
 // restarted on its data dir once a new leader is elected, so the next kill meets a full cluster.
 // Expected: no failed call (every election is shorter than the request timeout), no overlap,
-// no ephemeral key lost, and the watch converges on the store.
+// no ephemeral key lost, the watch converges on the store, and the history of every call
+// (integration/history) passes the checker: each key linearizable, the lock's holds disjoint,
+// the watcher's events in order.
 //
 // The CI run kills the leader once. scripts/fault-runs.sh sets REGISTRY_FAULT_KILLS=6 and
 // REGISTRY_FAULT_KILL_EVERY_SECONDS=20 (a 2-minute run) and repeats it.
@@ -19,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "integration/faults/cluster_workload.h"
+#include "integration/history/history_check.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 
@@ -42,8 +45,10 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
   absl::StatusOr<std::unique_ptr<ConsulCluster>> cluster =
       ConsulCluster::Start({.binary = integration::ConsulBinary(CONSUL_BIN), .servers = 3});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::string> history_dir = history::FreshHistoryDir("leader-kills");
+  ASSERT_TRUE(history_dir.ok()) << history_dir.status();
   absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
-      ClusterWorkload::Start((*cluster)->server_list(), 3, absl::Seconds(10));
+      ClusterWorkload::Start((*cluster)->server_list(), 3, absl::Seconds(10), *history_dir);
   ASSERT_TRUE(load.ok()) << load.status();
 
   std::string elections;
@@ -88,6 +93,9 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
   EXPECT_GT(counts.locks, 0) << report;
   EXPECT_TRUE(converged.ok()) << converged.status();
   EXPECT_TRUE(ephemeral.ok()) << ephemeral;
+  EXPECT_EQ(counts.unrecorded, 0) << report;
+  if (converged.ok()) EXPECT_TRUE((*load)->RecordWatchEnd().ok());
+  history::ExpectHistoryChecked(*history_dir);
   if (::testing::Test::HasFailure()) (*cluster)->KeepFilesAndPrintLogs();
 }
 

@@ -4,7 +4,8 @@
 // Faults of a single real Consul server (not -dev: its state is on disk), under the load of
 // cluster_workload.h:
 //  - killed with SIGKILL and restarted on its data dir: afterwards every ephemeral key of a live
-//    instance is back, the watch view equals the store, and no two lock holders overlapped;
+//    instance is back, the watch view equals the store, no two lock holders overlapped, and the
+//    history of every call passes the checker (integration/history);
 //  - paused (SIGSTOP) for longer than twice the session TTL and resumed: the instance goes
 //    SUSPENDED, then LOST (it cannot know the session survived), then RECONNECTED with a new
 //    session that holds its ephemeral key again; a held lock is reported lost; nothing hangs.
@@ -18,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "integration/faults/cluster_workload.h"
+#include "integration/history/history_check.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/state_recorder.h"
@@ -39,8 +41,10 @@ std::unique_ptr<ConsulCluster> StartSingleServer() {
 TEST(ServerCrashTest, KilledAndRestartedServerLosesNoEphemeralKeyNorWatchStateNorLockSafety) {
   std::unique_ptr<ConsulCluster> server = StartSingleServer();
   ASSERT_NE(server, nullptr);
+  absl::StatusOr<std::string> history_dir = history::FreshHistoryDir("server-crash");
+  ASSERT_TRUE(history_dir.ok()) << history_dir.status();
   absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
-      ClusterWorkload::Start(server->server_list(), 3, absl::Seconds(10));
+      ClusterWorkload::Start(server->server_list(), 3, absl::Seconds(10), *history_dir);
   ASSERT_TRUE(load.ok()) << load.status();
   absl::SleepFor(absl::Seconds(2));  // load before the crash
   const absl::Time killed = absl::Now();
@@ -63,6 +67,9 @@ TEST(ServerCrashTest, KilledAndRestartedServerLosesNoEphemeralKeyNorWatchStateNo
   EXPECT_EQ(counts.overlaps, 0) << report;
   EXPECT_EQ(counts.stale_reads, 0) << report;
   EXPECT_GT(counts.writes, 0) << report;
+  EXPECT_EQ(counts.unrecorded, 0) << report;
+  if (converged.ok()) EXPECT_TRUE((*load)->RecordWatchEnd().ok());
+  history::ExpectHistoryChecked(*history_dir);
   if (::testing::Test::HasFailure()) server->KeepFilesAndPrintLogs();
 }
 

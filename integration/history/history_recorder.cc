@@ -29,16 +29,6 @@ const char* OutcomeName(Outcome outcome) {
   return "unknown";
 }
 
-bool ValidProcessName(absl::string_view name) {
-  if (name.empty() || name == "." || name == "..") return false;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 nlohmann::json ToJson(absl::string_view process, const HistoryEntry& entry) {
   nlohmann::json line = {{"process", process}, {"op", entry.op}};
   auto set_string = [&line](const char* name, const std::string& text) {
@@ -66,6 +56,16 @@ absl::Status ErrnoStatus(int error, absl::string_view what) {
 
 }  // namespace
 
+bool IsSafeFileName(absl::string_view name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 int64_t HostMonotonicNanos() {
   timespec now{};
   // The raw system call, not clock_gettime(3): see the header (libfaketime).
@@ -87,7 +87,7 @@ void SetOutcome(HistoryEntry& entry, const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<HistoryRecorder>> HistoryRecorder::Open(absl::string_view dir,
                                                                        absl::string_view process) {
-  if (!ValidProcessName(process)) {
+  if (!IsSafeFileName(process)) {
     return absl::InvalidArgumentError(
         absl::StrCat("history process name '", process,
                      "': only letters, digits, '.', '_' and '-' (it names the file)"));

@@ -73,8 +73,22 @@ struct HistoryEntry {
   std::string error;  // the status message when not kOk
 };
 
+// True when `name` is letters, digits, '.', '_' and '-' only, and not "." or "..": a name that
+// is safe as one component of a path.
+bool IsSafeFileName(absl::string_view name);
+
 // Sets entry.outcome and entry.error from the status of the call the entry records.
 void SetOutcome(HistoryEntry& entry, const absl::Status& status);
+
+// Runs `call`, setting entry.call right before it and entry.ret right after; returns what it
+// returned.
+template <typename Call>
+auto TimeCall(HistoryEntry& entry, Call&& call) {
+  entry.call = HostMonotonicNanos();
+  auto result = call();
+  entry.ret = HostMonotonicNanos();
+  return result;
+}
 
 class HistoryRecorder {
  public:
@@ -98,6 +112,7 @@ class HistoryRecorder {
   std::string NewHoldId();
 
   const std::string& path() const { return path_; }
+  const std::string& process() const { return process_; }
 
  private:
   HistoryRecorder(std::string process, std::string path, int fd);

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "integration/testing/dev_control.h"
+#include "nlohmann/json.hpp"
 
 namespace registry::integration {
 namespace {
@@ -110,6 +111,30 @@ std::string Describe(const FaultCounts& counts) {
   return absl::StrCat(counts.latency, " latency spells, ", counts.fail_bursts, " 500-bursts, ",
                       counts.drops, " drop bursts, ", counts.drop_alls, " drop-alls, ",
                       counts.expiries, " holder sessions expired");
+}
+
+std::vector<std::string> LockKeyHolders(const std::string& address, const std::string& lock_key) {
+  const std::string session = KeySession(address, lock_key).value_or("");
+  return session.empty() ? std::vector<std::string>() : std::vector<std::string>{session};
+}
+
+std::vector<std::string> RecordHolders(const std::string& address, const std::string& record_key) {
+  absl::StatusOr<HttpReply> reply =
+      HttpCall("GET", absl::StrCat("http://", address, "/v1/kv/", record_key, "?raw"));
+  if (!reply.ok() || reply->status != 200) return {};
+  const nlohmann::json record = nlohmann::json::parse(reply->body, nullptr, false);
+  if (!record.is_object()) return {};
+  std::vector<std::string> entries;
+  for (const char* holders : {"Holders", "Readers"}) {
+    if (!record.contains(holders) || !record[holders].is_object()) continue;
+    for (const auto& [entry, unused] : record[holders].items()) entries.push_back(entry);
+  }
+  if (record.contains("Writer") && record["Writer"].is_string()) {
+    entries.push_back(record["Writer"].get<std::string>());
+  }
+  std::vector<std::string> sessions;
+  for (const std::string& entry : entries) sessions.push_back(entry.substr(0, entry.find('.')));
+  return sessions;
 }
 
 }  // namespace registry::integration

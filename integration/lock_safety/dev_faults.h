@@ -35,6 +35,14 @@ FaultCounts InjectFaults(const std::string& address, const std::string& log,
                          const std::function<std::vector<std::string>()>& holder_sessions,
                          absl::Notification& done);
 
+// The sessions holding a lock now, for `holder_sessions`: the one bound to the Consul key
+// `lock_key` (a lock's, or a fair lock's owner key), or none.
+std::vector<std::string> LockKeyHolders(const std::string& address, const std::string& lock_key);
+// Every holder the JSON record at `record_key` (a semaphore's or read/write lock's) names; an
+// entry there is "<session>.<16 hex>". The contenders' entries alone do not say: a waiting
+// contender's entry is bound to its session too.
+std::vector<std::string> RecordHolders(const std::string& address, const std::string& record_key);
+
 // "N latency spells, N 500-bursts, ..." for a report.
 std::string Describe(const FaultCounts& counts);
 

@@ -7,9 +7,12 @@
 // the lock holder's session); on a real Consul server, killed and restarted every few seconds. Each
 // critical section (critical_section.sh) increments a counter non-atomically with `registryctl get`
 // / `registryctl put` and logs its steps with timestamps; section_log.h turns the evidence into the
-// checks. The numbers are printed at the end. section_log_test.cc pins the checks themselves on
-// hand-made evidence. The same harness runs the fair lock (`registryctl lock --fair`) and a
-// semaphore of 3 permits (`registryctl semaphore --limit=3`: at most 3 sections at once).
+// checks (harness_checks.h), and section_history.h turns the holds into a history for the history
+// checker (integration/history), which judges them independently. The numbers are printed at the
+// end. section_log_test.cc pins the checks themselves on hand-made evidence. The same harness runs
+// the fair lock (`registryctl lock --fair`) and a semaphore of 3 permits (`registryctl semaphore
+// --limit=3`: at most 3 sections at once).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -24,21 +27,22 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/history/history_check.h"
+#include "integration/history/history_recorder.h"
 #include "integration/lock_safety/dev_faults.h"
+#include "integration/lock_safety/harness_checks.h"
+#include "integration/lock_safety/section_history.h"
 #include "integration/lock_safety/section_log.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/delay_proxy.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/subprocess.h"
-#include "nlohmann/json.hpp"
 
 namespace registry::integration {
 namespace {
@@ -82,7 +86,6 @@ constexpr int kReaders = 6;  // of the kWorkers, with `read_write`
 bool Reads(const HarnessOptions& options, int worker) {
   return options.read_write && worker < kReaders;
 }
-bool IsWriterTag(absl::string_view tag) { return absl::StartsWith(tag, "wr-"); }
 
 // The registryctl command (and its flags) that takes what `options` asks for.
 std::vector<std::string> TakeCommand(const HarnessOptions& options, int worker) {
@@ -93,106 +96,33 @@ std::vector<std::string> TakeCommand(const HarnessOptions& options, int worker) 
   return {"lock", kLockName, options.fair ? "--fair" : "--fair=false"};
 }
 
-// The sessions holding the lock now: the lock key's (the fair lock's owner key's), or every
-// holder a semaphore's or read/write lock's record names (an entry is "<session>.<16 hex>").
-// Their entries alone do not say: a waiting contender's entry is bound to its session too.
+// The sessions holding the lock now (dev_faults.h's HolderSessions, for the kind of lock taken).
 std::vector<std::string> HolderSessions(const std::string& address, const HarnessOptions& options) {
   if (options.semaphore_limit == 0 && !options.read_write) {
-    const std::string session =
-        KeySession(address, absl::StrCat(kNamespace, options.fair ? "/fair-lock/" : "/lock/",
-                                         kLockName, "/"))
-            .value_or("");
-    return session.empty() ? std::vector<std::string>() : std::vector<std::string>{session};
+    return LockKeyHolders(
+        address, absl::StrCat(kNamespace, options.fair ? "/fair-lock/" : "/lock/", kLockName, "/"));
   }
-  const std::string record_key =
-      absl::StrCat(kNamespace, options.read_write ? "/rwlock/" : "/semaphore/", kLockName, "/");
-  absl::StatusOr<HttpReply> reply =
-      HttpCall("GET", absl::StrCat("http://", address, "/v1/kv/", record_key, "?raw"));
-  if (!reply.ok() || reply->status != 200) return {};
-  const nlohmann::json record = nlohmann::json::parse(reply->body, nullptr, false);
-  if (!record.is_object()) return {};
-  std::vector<std::string> entries;
-  for (const char* holders : {"Holders", "Readers"}) {
-    if (!record.contains(holders) || !record[holders].is_object()) continue;
-    for (const auto& [entry, unused] : record[holders].items()) entries.push_back(entry);
-  }
-  if (record.contains("Writer") && record["Writer"].is_string()) {
-    entries.push_back(record["Writer"].get<std::string>());
-  }
-  std::vector<std::string> sessions;
-  for (const std::string& entry : entries) {
-    sessions.push_back(entry.substr(0, entry.find('.')));
-  }
-  return sessions;
+  return RecordHolders(
+      address,
+      absl::StrCat(kNamespace, options.read_write ? "/rwlock/" : "/semaphore/", kLockName, "/"));
 }
 
-// Checks that no two holders of a lock overlapped unless the earlier one was told of its loss
-// first, and that the counter lost no increment; a summary for the report.
-std::string CheckExclusion(const std::vector<Section>& all, int64_t final_counter) {
-  const std::vector<Overlap> overlaps = FindOverlaps(all);
-  int64_t max_overlap_ns = 0;
-  for (const Overlap& o : overlaps) {
-    max_overlap_ns = std::max(max_overlap_ns, o.overlap_ns);
-    EXPECT_TRUE(o.allowed) << o.earlier << " and " << o.later << " overlapped for "
-                           << o.overlap_ns / 1000 << " us, and " << o.earlier
-                           << " was not told its lock was lost before";
-  }
-  const CounterCheck counter = CheckCounter(all, overlaps);
-  EXPECT_THAT(counter.errors, ::testing::IsEmpty());
-  if (overlaps.empty()) {
-    // Every write that landed counts once: successes, and lost holders that wrote before
-    // they were stopped (plus, at most, the writes whose outcome they never learnt).
-    EXPECT_GE(final_counter, counter.min_final);
-    EXPECT_LE(final_counter, counter.max_final);
-    EXPECT_GE(final_counter, counter.writes);
-    EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
-  }
-  ::testing::Test::RecordProperty("overlaps", static_cast<int>(overlaps.size()));
-  return absl::StrFormat(
-      "counter %d (%d writes + %d of unknown outcome; bounds [%d, %d]); overlaps %d (max %.3f ms)",
-      final_counter, counter.writes, counter.unknown_writes, counter.min_final, counter.max_final,
-      overlaps.size(), max_overlap_ns / 1e6);
-}
-
-// Checks that never more than `limit` holders of a semaphore ran at once (not counting those
-// told of a loss), and that they did share it; a summary for the report.
-std::string CheckPermits(const std::vector<Section>& all, int limit) {
-  const LimitCheck check = CheckLimit(all, limit);
-  EXPECT_THAT(check.errors, ::testing::IsEmpty());
-  EXPECT_GE(check.peak, 2) << "no two holders of the semaphore ever ran at once";
-  ::testing::Test::RecordProperty("peak", check.peak);
-  return absl::StrFormat("at most %d sections at once (limit %d), %d over the limit", check.peak,
-                         limit, check.errors.size());
-}
-
-// Checks that no writer of a read/write lock overlapped anyone unless the earlier one was told
-// of its loss first, that readers did overlap each other, and that the writers' counter lost no
-// increment; a summary for the report.
-std::string CheckReadWrite(const std::vector<Section>& all, int64_t final_counter) {
-  const std::vector<Overlap> overlaps = FindOverlaps(all);
-  int reader_overlaps = 0;
-  for (const Overlap& o : overlaps) {
-    if (!IsWriterTag(o.earlier) && !IsWriterTag(o.later)) {
-      ++reader_overlaps;
-      continue;
-    }
-    EXPECT_TRUE(o.allowed) << o.earlier << " and " << o.later << " overlapped for "
-                           << o.overlap_ns / 1000 << " us, and " << o.earlier
-                           << " was not told its lock was lost before";
-  }
-  EXPECT_GE(reader_overlaps, 1) << "no two readers ever held the lock at once";
-  const CounterCheck counter = CheckCounter(all, overlaps);
-  EXPECT_THAT(counter.errors, ::testing::IsEmpty());
-  EXPECT_GE(final_counter, counter.writes);
-  EXPECT_LE(final_counter, counter.writes + counter.unknown_writes);
-  int writers_through = 0;
-  for (const Section& s : all) writers_through += IsWriterTag(s.tag) && s.exit_code == 0;
-  ::testing::Test::RecordProperty("reader_overlaps", reader_overlaps);
-  return absl::StrFormat(
-      "counter %d (%d writes + %d of unknown outcome); %d writer sections got "
-      "through; readers overlapped %d times; %d overlaps with a writer",
-      final_counter, counter.writes, counter.unknown_writes, writers_through, reader_overlaps,
-      overlaps.size() - reader_overlaps);
+// Has the history checker judge the holds of `all` too (section_history.h), in the history
+// directory named after the test.
+void CheckHistory(const std::vector<Section>& all, const HarnessOptions& options,
+                  int64_t realtime_to_monotonic_ns) {
+  absl::StatusOr<std::string> dir =
+      history::FreshHistoryDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const absl::Status recorded =
+      RecordSections(all,
+                     {.lock = kLockName,
+                      .capacity = std::max(options.semaphore_limit, 1),
+                      .skip_tag_prefix = options.read_write ? "rd-" : "",
+                      .realtime_to_monotonic_ns = realtime_to_monotonic_ns},
+                     *dir);
+  ASSERT_TRUE(recorded.ok()) << recorded;
+  history::ExpectHistoryChecked(*dir);
 }
 
 // Runs kWorkers x kIterations `registryctl lock` (or `semaphore`) processes against the server
@@ -230,6 +160,7 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
   absl::Notification done;
   std::string faults;
   const absl::Time start = absl::Now();
+  const int64_t realtime_to_monotonic_ns = history::HostMonotonicNanos() - NowNs();
   std::thread injector([&] { faults = inject_faults(done); });
   std::vector<std::thread> workers;
   for (int w = 0; w < kWorkers; ++w) {
@@ -297,6 +228,7 @@ HarnessOutcome RunHarness(const std::string& label, const std::string& address,
       ++failed;
     }
   }
+  CheckHistory(all, times, realtime_to_monotonic_ns);
   const std::string checked = times.read_write            ? CheckReadWrite(all, final_counter)
                               : times.semaphore_limit > 0 ? CheckPermits(all, times.semaphore_limit)
                                                           : CheckExclusion(all, final_counter);

@@ -29,8 +29,14 @@ bool Refused(const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<FencedWriter>> FencedWriter::Start(std::string name,
                                                                   const std::string& netns_path,
-                                                                  ConsulRepositoryOptions options) {
+                                                                  ConsulRepositoryOptions options,
+                                                                  const std::string& history_dir) {
+  absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> recorder =
+      history::HistoryRecorder::Open(history_dir, name);
+  if (!recorder.ok()) return recorder.status();
   std::unique_ptr<FencedWriter> writer(new FencedWriter(std::move(name), std::move(options)));
+  writer->recorder_ = *std::move(recorder);
+  writer->holds_ = std::make_unique<history::HoldRecorder>(*writer->recorder_, kLockName);
   absl::StatusOr<std::unique_ptr<NamespaceThread>> thread = NamespaceThread::Start(netns_path);
   if (!thread.ok()) return thread.status();
   writer->thread_ = *std::move(thread);
@@ -88,6 +94,9 @@ void FencedWriter::Loop() {
     absl::StatusOr<std::unique_ptr<lock::LockManager>> manager = lock::NewLockManager(**repository);
     absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock =
         manager.ok() ? (*manager)->GetLock(kLockName) : manager.status();
+    if (lock.ok()) {
+      (*lock)->AddLostListener([this](const std::string&, const absl::Status&) { holds_->Lost(); });
+    }
     auto stopped = [this] {
       absl::MutexLock l(&mu_);
       return stop_;
@@ -98,12 +107,16 @@ void FencedWriter::Loop() {
 }
 
 void FencedWriter::Round(Repository& repository, lock::DistributedLock& lock) {
-  absl::StatusOr<bool> held = lock.TryLock(absl::Seconds(2));
+  absl::StatusOr<bool> held = holds_->Acquire([&] { return lock.TryLock(absl::Seconds(2)); });
   if (!held.ok() || !*held) {
     absl::SleepFor(kBetweenRounds);
     return;
   }
-  absl::StatusOr<std::optional<std::string>> read = repository.Get(kFencedCounterKey);
+  history::HistoryEntry get{.op = "get", .key = kFencedCounterKey};
+  absl::StatusOr<std::optional<std::string>> read =
+      history::TimeCall(get, [&] { return repository.Get(kFencedCounterKey); });
+  if (read.ok()) get.found = read->has_value(), get.value = *read;
+  Record(get, read.status());
   int64_t value = 0;
   if (read.ok() && read->has_value() && !absl::SimpleAtoi(**read, &value)) value = -1;
   if (read.ok() && value >= 0) {
@@ -115,13 +128,25 @@ void FencedWriter::Round(Repository& repository, lock::DistributedLock& lock) {
     const bool write = !stalled || AwaitStallEnd();
     absl::SleepFor(kHold);
     if (write) {
-      absl::Status status = lock::PersistIfHeld(lock, kFencedCounterKey, absl::StrCat(value + 1));
+      history::HistoryEntry put{.op = "fenced_put",
+                                .key = kFencedCounterKey,
+                                .value = absl::StrCat(value + 1),
+                                .lock = kLockName,
+                                .hold = holds_->hold()};
+      absl::Status status = history::TimeCall(
+          put, [&] { return lock::PersistIfHeld(lock, kFencedCounterKey, *put.value); });
+      Record(put, status);
       absl::MutexLock l(&mu_);
       attempts_.push_back({name_, value + 1, std::move(status), stalled});
     }
   }
-  lock.Unlock().IgnoreError();
+  holds_->Release([&] { return lock.Unlock(); }).IgnoreError();
   absl::SleepFor(kBetweenRounds);
+}
+
+void FencedWriter::Record(history::HistoryEntry& entry, const absl::Status& status) {
+  history::SetOutcome(entry, status);
+  if (!recorder_->Record(entry).ok()) ++unrecorded_;
 }
 
 FencedFigures CheckFencedCounter(const std::vector<FencedAttempt>& attempts,

@@ -8,6 +8,9 @@
 // put, such a write can never land after the hold ended: Consul refuses it, however late it
 // arrives. CheckFencedCounter then proves that no increment was lost.
 //
+// Every lock, read, fenced write and unlock is recorded in a history (integration/history) under
+// the writer's name, with its losses, so the checker judges the holds and the counter's key too.
+//
 // A test can make one writer a stale holder: StallNextHold makes its next hold wait before
 // writing until the test says, so a fault that costs it the lock meanwhile leaves it writing after
 // someone else took over; that write must be refused.
@@ -16,6 +19,7 @@
 #ifndef INTEGRATION_PARTITION_FENCED_COUNTER_H_
 #define INTEGRATION_PARTITION_FENCED_COUNTER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,6 +33,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "integration/history/history_recorder.h"
+#include "integration/history/hold_recorder.h"
 #include "integration/partition/network_lab.h"
 #include "lock/lock_manager.h"
 #include "repository/consul_repository.h"
@@ -47,10 +53,12 @@ struct FencedAttempt {
 
 class FencedWriter {
  public:
-  // Starts the loop in the namespace at `netns_path`. Errors: the namespace thread's.
+  // Starts the loop in the namespace at `netns_path`, recording into `history_dir` (an existing
+  // directory) as process `name`. Errors: the namespace thread's; the history file's.
   static absl::StatusOr<std::unique_ptr<FencedWriter>> Start(std::string name,
                                                              const std::string& netns_path,
-                                                             ConsulRepositoryOptions options);
+                                                             ConsulRepositoryOptions options,
+                                                             const std::string& history_dir);
   ~FencedWriter();  // Stop()
   FencedWriter(const FencedWriter&) = delete;
   FencedWriter& operator=(const FencedWriter&) = delete;
@@ -65,6 +73,8 @@ class FencedWriter {
   void Stop();
 
   std::vector<FencedAttempt> Attempts();
+  // Lines its history could not record (a full disk): a test expects 0.
+  int unrecorded() const { return unrecorded_.load() + holds_->unrecorded(); }
 
  private:
   FencedWriter(std::string name, ConsulRepositoryOptions options)
@@ -72,11 +82,15 @@ class FencedWriter {
   void Loop();
   // One lock, read, write, unlock.
   void Round(Repository& repository, lock::DistributedLock& lock);
+  // Records a call's entry with `status`'s outcome.
+  void Record(history::HistoryEntry& entry, const absl::Status& status);
   // Waits in a stall until its end or a stop; true if the stalled write is to be made.
   bool AwaitStallEnd();
 
   const std::string name_;
   const ConsulRepositoryOptions options_;
+  std::unique_ptr<history::HistoryRecorder> recorder_;
+  std::unique_ptr<history::HoldRecorder> holds_;  // of the lock, into recorder_
   std::unique_ptr<NamespaceThread> thread_;
   std::thread driver_;  // runs Loop() as one long task of thread_
   absl::Mutex mu_;
@@ -85,6 +99,7 @@ class FencedWriter {
   bool stalling_ ABSL_GUARDED_BY(mu_) = false;    // a hold waits in the stall
   absl::Time stall_end_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::vector<FencedAttempt> attempts_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int> unrecorded_{0};
 };
 
 struct FencedFigures {

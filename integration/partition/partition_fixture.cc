@@ -16,6 +16,8 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "integration/history/history_check.h"
+#include "integration/history/history_recorder.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/eventually.h"
 #include "nlohmann/json.hpp"
@@ -83,9 +85,14 @@ void PartitionTest::SetUp() {
       AppInstance::Start(lab_->netns_path(kApp), options, "/online/app", {"/online", "/safety"});
   ASSERT_TRUE(app.ok()) << app.status();
   app_ = *std::move(app);
+  absl::StatusOr<std::string> history_dir =
+      history::FreshHistoryDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  ASSERT_TRUE(history_dir.ok()) << history_dir.status();
+  history_dir_ = *std::move(history_dir);
+  realtime_to_monotonic_ns_ = history::HostMonotonicNanos() - absl::ToUnixNanos(absl::Now());
   for (int node : instance_nodes) {
     absl::StatusOr<std::unique_ptr<FencedWriter>> writer =
-        FencedWriter::Start(lab_->name(node), lab_->netns_path(node), options);
+        FencedWriter::Start(lab_->name(node), lab_->netns_path(node), options, history_dir_);
     ASSERT_TRUE(writer.ok()) << writer.status();
     fenced_[node] = *std::move(writer);
   }

@@ -142,6 +142,9 @@ class PartitionTest : public ::testing::Test {
   // Node -> its fenced writer (every worker node and the app's).
   std::map<int, std::unique_ptr<FencedWriter>> fenced_;
   std::unique_ptr<LockWorkers> workers_;
+  std::string history_dir_;  // the run's history (integration/history): fenced writers, sections
+  // What puts the sections' CLOCK_REALTIME times on the history's CLOCK_MONOTONIC.
+  int64_t realtime_to_monotonic_ns_ = 0;
   std::string config_;           // the registry YAML of every instance's registryctl
   std::string observer_config_;  // the same, naming the servers: for the observer's registryctl
 
@@ -159,6 +162,8 @@ class PartitionTest : public ::testing::Test {
   absl::StatusOr<std::string> Ctl(const std::vector<std::string>& args);
   // Stops the fenced writers and checks their counter; returns their attempts.
   std::vector<FencedAttempt> CheckFencedCounter();
+  // Adds the sections' holds to the run's history and has the history checker judge it all.
+  void CheckHistory(const std::vector<integration::Section>& sections);
   void CheckEphemeralKeysBack();
   void CheckWatchConverged();
   void CheckInstances(const FaultRecord& fault);

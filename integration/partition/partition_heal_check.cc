@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "integration/history/history_check.h"
+#include "integration/lock_safety/section_history.h"
 #include "integration/partition/partition_fixture.h"
 
 namespace registry::partition {
@@ -65,7 +67,20 @@ std::vector<FencedAttempt> PartitionTest::CheckFencedCounter() {
               static_cast<long long>(counter), figures.acknowledged, figures.refused,
               figures.unknown);
   ::testing::Test::RecordProperty("fenced_refused", figures.refused);
+  for (auto& [node, writer] : fenced_) {
+    EXPECT_EQ(writer->unrecorded(), 0) << lab_->name(node) << ": lines its history lost";
+  }
   return attempts;
+}
+
+void PartitionTest::CheckHistory(const std::vector<Section>& sections) {
+  const absl::Status recorded =
+      integration::RecordSections(sections,
+                                  {.lock = LockWorkersOptions().lock_name,
+                                   .realtime_to_monotonic_ns = realtime_to_monotonic_ns_},
+                                  history_dir_);
+  EXPECT_TRUE(recorded.ok()) << recorded;
+  history::ExpectHistoryChecked(history_dir_);
 }
 
 void PartitionTest::CheckEphemeralKeysBack() {
@@ -183,6 +198,7 @@ PartitionTest::Outcome PartitionTest::HealAndCheck(FaultRecord& fault) {
   absl::StatusOr<std::vector<Section>> sections = workers_->Sections();
   EXPECT_TRUE(sections.ok()) << sections.status();
   if (sections.ok()) outcome.sections = *std::move(sections);
+  CheckHistory(outcome.sections);
   outcome.runs = workers_->Iterations();
   absl::StatusOr<std::map<std::string, std::string>> safety = ConsistentRead("/safety");
   int64_t counter = -1;
