@@ -28,18 +28,6 @@ std::string DataKey(int instance, int n) {
   return absl::StrCat("/data/", instance, "/", n % kKeysPerInstance);
 }
 
-const char* EventName(DataChangedEvent::Type type) {
-  switch (type) {
-    case DataChangedEvent::Type::kAdded:
-      return "ADDED";
-    case DataChangedEvent::Type::kUpdated:
-      return "UPDATED";
-    case DataChangedEvent::Type::kDeleted:
-      return "DELETED";
-  }
-  return "UPDATED";
-}
-
 }  // namespace
 
 void WorkloadCounts::Fail(std::atomic<int>& counter, const std::string& what,
@@ -158,13 +146,9 @@ void ClusterWorkload::Record(Instance& instance, history::HistoryEntry& entry,
 }
 
 void ClusterWorkload::OnWatchEvent(const DataChangedEvent& event) {
-  history::HistoryEntry entry{.op = "watch_event",
-                              .key = event.key,
-                              .value = event.value.value_or(""),
-                              .watch = kWatchId,
-                              .event = EventName(event.type)};
-  entry.call = entry.ret = history::HostMonotonicNanos();
-  if (!watch_recorder_->Record(entry).ok()) ++counts_.unrecorded;
+  if (!watch_recorder_->Record(history::WatchEventEntry(event, kWatchId)).ok()) {
+    ++counts_.unrecorded;
+  }
   absl::MutexLock lock(&view_mu_);
   if (event.type == DataChangedEvent::Type::kDeleted || !event.value.has_value()) {
     watch_view_.erase(event.key);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "integration/history/history_check.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +22,14 @@ namespace {
 constexpr absl::string_view kCheckerBinary = HISTORY_CHECKER_BIN;
 
 }  // namespace
+
+std::string CurrentTestHistoryName() {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name =
+      test == nullptr ? "no-test" : absl::StrCat(test->test_suite_name(), ".", test->name());
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name;
+}
 
 absl::StatusOr<std::string> FreshHistoryDir(absl::string_view name) {
   if (!IsSafeFileName(name)) {

@@ -23,6 +23,10 @@
 
 namespace registry::history {
 
+// A history name for the running gtest test: "<suite>.<test>", each '/' of a parameterized
+// test's name made '_'.
+std::string CurrentTestHistoryName();
+
 // Creates histories/<name> in the working directory, removing what an earlier run left there,
 // and returns its absolute path. `name`: letters, digits, '.', '_' and '-'.
 absl::StatusOr<std::string> FreshHistoryDir(absl::string_view name);

@@ -80,6 +80,26 @@ Outcome OutcomeOf(const absl::Status& status) {
   return Outcome::kUnknown;
 }
 
+HistoryEntry WatchEventEntry(const DataChangedEvent& event, absl::string_view watch) {
+  HistoryEntry entry{.op = "watch_event",
+                     .key = event.key,
+                     .value = event.value.value_or(""),
+                     .watch = std::string(watch)};
+  switch (event.type) {
+    case DataChangedEvent::Type::kAdded:
+      entry.event = "ADDED";
+      break;
+    case DataChangedEvent::Type::kUpdated:
+      entry.event = "UPDATED";
+      break;
+    case DataChangedEvent::Type::kDeleted:
+      entry.event = "DELETED";
+      break;
+  }
+  entry.call = entry.ret = HostMonotonicNanos();
+  return entry;
+}
+
 void SetOutcome(HistoryEntry& entry, const absl::Status& status) {
   entry.outcome = OutcomeOf(status);
   entry.error = status.ok() ? "" : std::string(status.message());

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "registry/events.h"
 
 namespace registry::history {
 
@@ -79,6 +80,9 @@ bool IsSafeFileName(absl::string_view name);
 
 // Sets entry.outcome and entry.error from the status of the call the entry records.
 void SetOutcome(HistoryEntry& entry, const absl::Status& status);
+
+// The watch_event line of `event` delivered now to the watcher `watch`.
+HistoryEntry WatchEventEntry(const DataChangedEvent& event, absl::string_view watch);
 
 // Runs `call`, setting entry.call right before it and entry.ret right after; returns what it
 // returned.

@@ -111,8 +111,7 @@ std::vector<std::string> HolderSessions(const std::string& address, const Harnes
 // directory named after the test.
 void CheckHistory(const std::vector<Section>& all, const HarnessOptions& options,
                   int64_t realtime_to_monotonic_ns) {
-  absl::StatusOr<std::string> dir =
-      history::FreshHistoryDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  absl::StatusOr<std::string> dir = history::FreshHistoryDir(history::CurrentTestHistoryName());
   ASSERT_TRUE(dir.ok()) << dir.status();
   const absl::Status recorded =
       RecordSections(all,

@@ -41,8 +41,7 @@ Section LostAndTold(std::string tag, int64_t start, int64_t term) {
 // The checker's exit code on `sections` recorded with `options`; skips the test when this build
 // has no checker (except in CI, where that fails it).
 int CheckerExitCode(const std::vector<Section>& sections, const SectionHistoryOptions& options) {
-  absl::StatusOr<std::string> dir =
-      history::FreshHistoryDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  absl::StatusOr<std::string> dir = history::FreshHistoryDir(history::CurrentTestHistoryName());
   EXPECT_TRUE(dir.ok()) << dir.status();
   if (!dir.ok()) return -1;
   const absl::Status recorded = RecordSections(sections, options, *dir);

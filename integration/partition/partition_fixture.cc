@@ -86,7 +86,7 @@ void PartitionTest::SetUp() {
   ASSERT_TRUE(app.ok()) << app.status();
   app_ = *std::move(app);
   absl::StatusOr<std::string> history_dir =
-      history::FreshHistoryDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+      history::FreshHistoryDir(history::CurrentTestHistoryName());
   ASSERT_TRUE(history_dir.ok()) << history_dir.status();
   history_dir_ = *std::move(history_dir);
   realtime_to_monotonic_ns_ = history::HostMonotonicNanos() - absl::ToUnixNanos(absl::Now());
@@ -99,13 +99,12 @@ void PartitionTest::SetUp() {
 
   workers_ = std::make_unique<LockWorkers>(
       *lab_, std::vector<int>(std::begin(kWorkers), std::end(kWorkers)),
-      LockWorkersOptions{
-          .registryctl = REGISTRYCTL_BIN,
-          .critical_section = REGISTRY_CRITICAL_SECTION,
-          .config = config_,
-          .log = absl::StrCat(integration::ProcessTempDir(), "/sections_",
-                              ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-                              ".log")});
+      LockWorkersOptions{.registryctl = REGISTRYCTL_BIN,
+                         .critical_section = REGISTRY_CRITICAL_SECTION,
+                         .config = config_,
+                         .log = absl::StrCat(integration::ProcessTempDir(), "/sections_",
+                                             history::CurrentTestHistoryName(), ".log"),
+                         .command_prefix = lock_client_prefix_});
   workers_->Start();
   registry::testing::Eventually([&] { return workers_->succeeded() >= 4; }, absl::Seconds(60));
   ASSERT_GE(workers_->succeeded(), 4) << "the lock never changed hands before the fault";
