@@ -14,6 +14,9 @@
 # counter and writes nothing: start, read V, end. Exit: 0 done, 10/11 get/put kept failing,
 # 143 SIGTERM.
 set -u
+# A clock-rate fault runs registryctl with its clock slowed or sped up (integration/partition):
+# the section's steps and pauses keep the host's clock all the same.
+unset LD_PRELOAD REGISTRY_CLOCK_RATE
 log=$1
 ctl=$2
 config=$3

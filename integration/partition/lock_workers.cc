@@ -52,12 +52,17 @@ void LockWorkers::Loop(int node) {
       absl::MutexLock lock(&mu_);
       node_of_[run.tag] = node;
     }
-    const std::vector<std::string> argv = lab_.InNode(
-        node,
-        {options_.registryctl, "--config=" + options_.config, "lock", options_.lock_name,
-         absl::StrCat("--timeout-ms=", absl::ToInt64Milliseconds(options_.lock_timeout)), "--",
-         "/bin/sh", options_.critical_section, options_.log, options_.registryctl, options_.config,
-         run.tag, Seconds(long_section ? options_.long_pause : options_.short_pause), "0"});
+    std::vector<std::string> command = options_.command_prefix;
+    for (std::string arg :
+         {options_.registryctl, "--config=" + options_.config, std::string("lock"),
+          options_.lock_name,
+          absl::StrCat("--timeout-ms=", absl::ToInt64Milliseconds(options_.lock_timeout)),
+          std::string("--"), std::string("/bin/sh"), options_.critical_section, options_.log,
+          options_.registryctl, options_.config, run.tag,
+          Seconds(long_section ? options_.long_pause : options_.short_pause), std::string("0")}) {
+      command.push_back(std::move(arg));
+    }
+    const std::vector<std::string> argv = lab_.InNode(node, command);
     run.began = absl::Now();
     integration::RunResult result = integration::RunProcess(argv, kRunLimit);
     run.ended = absl::Now();

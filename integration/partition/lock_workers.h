@@ -44,6 +44,10 @@ struct LockWorkersOptions {
   std::string config;            // registry YAML of every process
   std::string log;               // the section log (created empty by Start)
   std::string lock_name = "safety";
+  // Run before registryctl (its arguments follow), e.g. {"env", "LD_PRELOAD=...",
+  // "REGISTRY_CLOCK_RATE=0.9"} for a clock-rate fault; empty: none. critical_section.sh undoes
+  // that for its own steps.
+  std::vector<std::string> command_prefix;
   absl::Duration long_pause = absl::Milliseconds(1500);
   absl::Duration short_pause = absl::Milliseconds(50);
   absl::Duration lock_timeout = absl::Seconds(25);  // --timeout-ms

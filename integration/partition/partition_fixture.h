@@ -132,6 +132,9 @@ class PartitionTest : public ::testing::Test {
   absl::Duration CutEveryAgentUntilTheLockMovesOn(int other_than, FaultRecord& fault);
 
   const Topology topology_;
+  // Put before every lock worker's registryctl (LockWorkersOptions::command_prefix); a derived
+  // fixture sets it in its constructor, e.g. to run the lock clients under libfaketime.
+  std::vector<std::string> lock_client_prefix_;
 
   std::unique_ptr<NetworkLab> lab_;
   std::unique_ptr<NamespaceThread> probe_;  // in kObserver

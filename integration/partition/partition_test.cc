@@ -22,11 +22,21 @@
 //  6. (client agents only) the agent of the lock holder's node killed (SIGKILL) for longer than
 //     2 x TTL + lock-delay, then restarted on its data dir.
 //
+//  7. clock-rate faults: fault 2 with the lock clients' monotonic clocks running slow or fast
+//     (integration/testing/clock_rate_preload.c). lock/README.md ("Clock rates") derives the
+//     rates the safety margin tolerates: a holder must still stop before anyone else holds the
+//     lock. CI runs the slow clock x0.90; scripts/fault-runs.sh runs the tolerated ones too, and
+//     the DISABLED_BeyondTheMargin rates show what happens past the tolerance.
+//
 // CI budget: ctest runs every test but the DISABLED_ ones (registered, reported "Not Run
 // (Disabled)"); scripts/fault-runs.sh runs them all (--gtest_also_run_disabled_tests). The
 // client topology's leader cut-off, split and packet loss are DISABLED_: with them the label
 // would take about twice its time, and what they add to the servers' runs is least (agents
 // reach every server, or the split's cut nodes behave as in the holder isolation).
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "integration/partition/partition_fixture.h"
 
@@ -73,6 +83,43 @@ TEST_F(ClientAgentPartitionTest, DISABLED_FivePercentPacketLossOnTheLeader) {
 TEST_F(ClientAgentPartitionTest, HolderClientAgentKilledPastTwoTtlsAndTheLockDelay) {
   FaultClientAgentOfTheHolderKilled();
 }
+
+// The lock clients' monotonic clocks run at `rate` times the host's (clock_rate_preload.c).
+struct ClockRate {
+  std::string name;
+  double rate = 1.0;
+};
+
+class ClockRatePartitionTest : public PartitionTest,
+                               public ::testing::WithParamInterface<ClockRate> {
+ protected:
+  ClockRatePartitionTest() {
+    lock_client_prefix_ = {"env", absl::StrCat("LD_PRELOAD=", REGISTRY_CLOCK_RATE_PRELOAD),
+                           absl::StrCat("REGISTRY_CLOCK_RATE=", GetParam().rate)};
+  }
+};
+
+TEST_P(ClockRatePartitionTest, LockHolderCutOffFromEverythingPastTwoTtlsAndTheLockDelay) {
+  FaultLockHolderIsolatedPastTheTakeOver();
+}
+
+std::string RateName(const ::testing::TestParamInfo<ClockRate>& info) { return info.param.name; }
+
+// Within the tolerance (lock/README.md, "Clock rates": a rate above 1/2 with the suite's TTL and
+// lock-delay, above 1/3 in practice).
+INSTANTIATE_TEST_SUITE_P(Ci, ClockRatePartitionTest, ::testing::Values(ClockRate{"slow_0_90", 0.9}),
+                         RateName);
+INSTANTIATE_TEST_SUITE_P(DISABLED_Tolerated, ClockRatePartitionTest,
+                         ::testing::Values(ClockRate{"slow_0_95", 0.95},
+                                           ClockRate{"fast_1_05", 1.05},
+                                           ClockRate{"fast_1_10", 1.10},
+                                           ClockRate{"slow_0_60", 0.60}),
+                         RateName);
+// Beyond it: lock/README.md says what these showed.
+INSTANTIATE_TEST_SUITE_P(DISABLED_BeyondTheMargin, ClockRatePartitionTest,
+                         ::testing::Values(ClockRate{"slow_0_40", 0.40},
+                                           ClockRate{"slow_0_25", 0.25}),
+                         RateName);
 
 }  // namespace
 }  // namespace registry::partition
