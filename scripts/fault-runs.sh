@@ -29,10 +29,13 @@ for run in $(seq 1 "$runs"); do
   fi
 done
 # The network partitions (integration/partition: root only; the tests skip, saying why, otherwise),
-# in both topologies, with the client-agent faults that per-commit CI leaves out (DISABLED_).
+# in both topologies, with the client-agent faults and the tolerated clock rates that per-commit
+# CI leaves out (DISABLED_); not the clock rates beyond the margin, which overlap by design
+# (lock/README.md, "Clock rates").
 cmake --build "$build" --target partition_test >/dev/null
 for run in $(seq 1 "$runs"); do
   echo "fault-runs: partition run $run of $runs"
-  "$build/bin/partition_test" --gtest_brief=1 --gtest_also_run_disabled_tests || exit 1
+  "$build/bin/partition_test" --gtest_brief=1 --gtest_also_run_disabled_tests \
+    --gtest_filter='-*BeyondTheMargin*' || exit 1
 done
 echo "fault-runs: $runs runs passed"
