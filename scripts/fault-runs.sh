@@ -20,10 +20,24 @@ for run in $(seq 1 "$runs"); do
   REGISTRY_FAULT_KILLS=6 REGISTRY_FAULT_KILL_EVERY_SECONDS=20 \
     "$build/bin/cluster_faults_test" >"$log" 2>&1 || status=$?
   # The figures, without the agents' logs (printed only when a run fails).
-  grep -E 'leader kills|server down|writes |^  20|watch converged|an election took|OK \]|FAILED|Failure' \
+  grep -E 'leader kills|server down|writes |^  20|watch converged|an election took|^checked|OK \]|FAILED|Failure' \
     "$log" || true
   if [ "$status" -ne 0 ]; then
     echo "fault-runs: run $run failed; its whole output:"
+    cat "$log"
+    exit 1
+  fi
+done
+# The same under load: 32 instances (32 lock clients contending, 32 writers) and 197 watched keys.
+for run in $(seq 1 "$runs"); do
+  echo "fault-runs: loaded run $run of $runs"
+  status=0
+  REGISTRY_FAULT_KILLS=6 REGISTRY_FAULT_KILL_EVERY_SECONDS=20 REGISTRY_FAULT_INSTANCES=32 \
+    REGISTRY_FAULT_KEYS_PER_INSTANCE=6 \
+    "$build/bin/cluster_faults_test" --gtest_filter='LeaderElectionTest.*' >"$log" 2>&1 || status=$?
+  grep -E 'leader kills|writes |watch converged|^checked|OK \]|FAILED|Failure' "$log" || true
+  if [ "$status" -ne 0 ]; then
+    echo "fault-runs: loaded run $run failed; its whole output:"
     cat "$log"
     exit 1
   fi

@@ -2,6 +2,7 @@
 // integration/faults/cluster_workload.cc
 #include "integration/faults/cluster_workload.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,19 +15,17 @@ namespace {
 constexpr char kNamespace[] = "faults";
 constexpr char kLockName[] = "faults";
 constexpr char kWatchId[] = "w0";
-constexpr int kKeysPerInstance = 20;
-// Keys every instance writes: few, so that writes of different instances meet on each.
-constexpr int kSharedKeys = 5;
+// Keys every instance writes: few, so that writes of different instances meet on each, but one
+// per instance under load: the history checker's search grows fast with the calls left open at
+// once on one key (with 32 writers on 5 keys it could not decide them in minutes), and each
+// writer takes the keys in turn from its own offset, so about one call is open per key.
+constexpr int kMinSharedKeys = 5;
 constexpr int kUpdateEvery = 7;  // of an instance's rounds on the shared keys
 constexpr int kDeleteEvery = 11;
 constexpr size_t kFailuresKept = 8;
 // Time a holder spends inside the critical section: long enough for a second holder to be
 // seen if the lock ever let one in.
 constexpr absl::Duration kHoldFor = absl::Milliseconds(2);
-
-std::string DataKey(int instance, int n) {
-  return absl::StrCat("/data/", instance, "/", n % kKeysPerInstance);
-}
 
 }  // namespace
 
@@ -52,41 +51,42 @@ std::string WorkloadCounts::Report() {
 }
 
 absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(
-    const std::string& servers, int instances, absl::Duration ttl, const std::string& history_dir) {
-  std::unique_ptr<ClusterWorkload> load(new ClusterWorkload());
-  for (int i = 0; i < instances; ++i) {
-    if (absl::Status added = load->AddInstance(servers, ttl, history_dir); !added.ok()) {
-      return added;
-    }
+    const WorkloadOptions& options) {
+  std::unique_ptr<ClusterWorkload> load(new ClusterWorkload(options));
+  for (int i = 0; i < options.instances; ++i) {
+    if (absl::Status added = load->AddInstance(); !added.ok()) return added;
   }
   absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> watch_recorder =
-      history::HistoryRecorder::Open(history_dir, "watcher-0");
+      history::HistoryRecorder::Open(options.history_dir, "watcher-0");
   if (!watch_recorder.ok()) return watch_recorder.status();
   load->watch_recorder_ = *std::move(watch_recorder);
   ClusterWorkload* self = load.get();
   absl::StatusOr<Repository::WatchId> watching = load->instances_[0]->repository->Watch(
       "/data", [self](const DataChangedEvent& event) { self->OnWatchEvent(event); });
   if (!watching.ok()) return watching.status();
-  for (int i = 0; i < instances; ++i) {
+  for (int i = 0; i < options.instances; ++i) {
     load->threads_.emplace_back([self, i] { self->WriteLoop(i); });
     load->threads_.emplace_back([self, i] { self->LockLoop(i); });
   }
   return load;
 }
 
-absl::Status ClusterWorkload::AddInstance(const std::string& servers, absl::Duration ttl,
-                                          const std::string& history_dir) {
+std::string ClusterWorkload::DataKey(int instance, int n) const {
+  return absl::StrCat("/data/", instance, "/", n % options_.keys_per_instance);
+}
+
+absl::Status ClusterWorkload::AddInstance() {
   const int i = static_cast<int>(instances_.size());
   auto instance = std::make_unique<Instance>();
   absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> recorder =
-      history::HistoryRecorder::Open(history_dir, absl::StrCat("instance-", i));
+      history::HistoryRecorder::Open(options_.history_dir, absl::StrCat("instance-", i));
   if (!recorder.ok()) return recorder.status();
   instance->recorder = *std::move(recorder);
   ConsulRepositoryOptions options;
-  options.client.servers = servers;
+  options.client.servers = options_.servers;
   options.client.request_timeout = absl::Seconds(10);  // the YAML default
   options.namespace_name = kNamespace;
-  options.session_ttl = ttl;
+  options.session_ttl = options_.ttl;
   options.session_lock_delay = absl::Seconds(1);
   options.block_query_wait = absl::Seconds(10);
   absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
@@ -184,13 +184,15 @@ void ClusterWorkload::WriteLoop(int index) {
                    absl::DataLossError(absl::StrCat("read ", read->value_or("(absent)"),
                                                     " after writing ", value)));
     }
-    WriteShared(instance, n);
+    WriteShared(index, n);
   }
 }
 
-void ClusterWorkload::WriteShared(Instance& instance, int n) {
+void ClusterWorkload::WriteShared(int index, int n) {
+  Instance& instance = *instances_[index];
   Repository& repository = *instance.repository;
-  const std::string key = absl::StrCat("/data/shared/", n % kSharedKeys);
+  const int shared_keys = std::max(kMinSharedKeys, options_.instances);
+  const std::string key = absl::StrCat("/data/shared/", (n + index) % shared_keys);
   const std::string value = absl::StrCat(instance.recorder->process(), ".", n);
   history::HistoryEntry write{.op = "put", .key = key, .value = value};
   if (n % kDeleteEvery == kDeleteEvery - 1) {
@@ -259,14 +261,14 @@ absl::StatusOr<std::map<std::string, std::string>> ClusterWorkload::StoreView() 
   Repository& repository = *instances_[0]->repository;
   std::map<std::string, std::string> view;
   for (int i = 0; i < static_cast<int>(instances_.size()); ++i) {
-    for (int n = 0; n < kKeysPerInstance; ++n) {
+    for (int n = 0; n < options_.keys_per_instance; ++n) {
       const std::string key = DataKey(i, n);
       absl::StatusOr<std::optional<std::string>> value = repository.Get(key);
       if (!value.ok()) return value.status();
       if (value->has_value()) view[key] = **value;
     }
   }
-  for (int n = 0; n < kSharedKeys; ++n) {
+  for (int n = 0; n < std::max(kMinSharedKeys, options_.instances); ++n) {
     const std::string key = absl::StrCat("/data/shared/", n);
     absl::StatusOr<std::optional<std::string>> value = repository.Get(key);
     if (!value.ok()) return value.status();

@@ -3,10 +3,11 @@
 //
 // The load the fault tests put on a real Consul cluster while they kill, restart or pause its
 // servers, and what it counts. Each Instance is one repository (its own instance session) that
-//  - persists keys /data/<instance>/<n> in a loop and reads each one back,
+//  - persists keys /data/<instance>/<n> (n < keys_per_instance) in a loop and reads each back,
 //  - holds the ephemeral key /online/<instance>,
 //  - takes the shared lock "faults" in a loop, checking that no other instance is inside,
-//  - writes, updates, deletes and reads the keys /data/shared/<n>, which every instance writes,
+//  - writes, updates, deletes and reads the keys /data/shared/<n> (as many as instances, at least
+//    5), which every instance writes in turn,
 // and instance 0 also watches /data, keeping the view its events build.
 //
 // Every call is recorded in a history (integration/history/README.md): one file per instance and
@@ -24,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -52,13 +54,17 @@ struct WorkloadCounts {
   std::string Report();
 };
 
+struct WorkloadOptions {
+  std::string servers{};  // a server-lists value
+  int instances = 3;
+  int keys_per_instance = 20;
+  absl::Duration ttl = absl::Seconds(10);  // of the instance sessions
+  std::string history_dir{};               // where the calls are recorded (an existing directory)
+};
+
 class ClusterWorkload {
  public:
-  // `instances` repositories on `servers` (a server-lists value) with `ttl` sessions, recording
-  // their calls into `history_dir` (an existing directory).
-  static absl::StatusOr<std::unique_ptr<ClusterWorkload>> Start(const std::string& servers,
-                                                                int instances, absl::Duration ttl,
-                                                                const std::string& history_dir);
+  static absl::StatusOr<std::unique_ptr<ClusterWorkload>> Start(const WorkloadOptions& options);
   ~ClusterWorkload();  // Stop()
 
   // Stops the loops and joins them (the repositories stay open for checks).
@@ -84,12 +90,13 @@ class ClusterWorkload {
     std::unique_ptr<history::HoldRecorder> holds;  // of `lock`, into `recorder`
   };
 
-  ClusterWorkload() = default;
-  absl::Status AddInstance(const std::string& servers, absl::Duration ttl,
-                           const std::string& history_dir);
+  explicit ClusterWorkload(WorkloadOptions options) : options_(std::move(options)) {}
+  absl::Status AddInstance();
+  std::string DataKey(int instance, int n) const;
   void WriteLoop(int instance);
-  // One round on the shared keys: a put, a read, now and then an update or a delete.
-  void WriteShared(Instance& instance, int n);
+  // Round `n` of instance `index` on the shared keys: a put, a read, now and then an update or
+  // a delete.
+  void WriteShared(int index, int n);
   void LockLoop(int instance);
   // A Get of `key` by `instance`, recorded and counted.
   absl::StatusOr<std::optional<std::string>> RecordedGet(Instance& instance,
@@ -101,6 +108,7 @@ class ClusterWorkload {
   // Every /data key and value as the store has it now.
   absl::StatusOr<std::map<std::string, std::string>> StoreView();
 
+  const WorkloadOptions options_;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::unique_ptr<history::HistoryRecorder> watch_recorder_;
   WorkloadCounts counts_;

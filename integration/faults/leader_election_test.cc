@@ -10,7 +10,9 @@
 // the watcher's events in order.
 //
 // The CI run kills the leader once. scripts/fault-runs.sh sets REGISTRY_FAULT_KILLS=6 and
-// REGISTRY_FAULT_KILL_EVERY_SECONDS=20 (a 2-minute run) and repeats it.
+// REGISTRY_FAULT_KILL_EVERY_SECONDS=20 (a 2-minute run) and repeats it, then runs it under load:
+// REGISTRY_FAULT_INSTANCES=32 (32 lock clients, 32 writers) and
+// REGISTRY_FAULT_KEYS_PER_INSTANCE=6 (197 watched keys).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -48,9 +50,13 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
   absl::StatusOr<std::string> history_dir = history::FreshHistoryDir("leader-kills");
   ASSERT_TRUE(history_dir.ok()) << history_dir.status();
   absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
-      ClusterWorkload::Start((*cluster)->server_list(), 3, absl::Seconds(10), *history_dir);
+      ClusterWorkload::Start({.servers = (*cluster)->server_list(),
+                              .instances = EnvInt("REGISTRY_FAULT_INSTANCES", 3),
+                              .keys_per_instance = EnvInt("REGISTRY_FAULT_KEYS_PER_INSTANCE", 20),
+                              .history_dir = *history_dir});
   ASSERT_TRUE(load.ok()) << load.status();
 
+  const absl::Time load_started = absl::Now();
   std::string elections;
   absl::Duration longest = absl::ZeroDuration();
   for (int kill = 0; kill < kills; ++kill) {
@@ -68,13 +74,15 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
   }
   absl::SleepFor(absl::Seconds(3));  // load on the healed cluster
   (*load)->Stop();
+  const absl::Duration loaded = absl::Now() - load_started;
 
   absl::StatusOr<absl::Duration> converged = (*load)->AwaitWatchConverged(absl::Seconds(30));
   absl::Status ephemeral = (*load)->CheckEphemeralKeys();
   WorkloadCounts& counts = (*load)->counts();
   const std::string report = counts.Report();
-  std::printf("leader kills: %d, elections took: %s\n%s\nwatch converged after %s\n", kills,
-              elections.c_str(), report.c_str(),
+  std::printf("leader kills: %d, elections took: %s\n%s (%.0f calls/s)\nwatch converged after %s\n",
+              kills, elections.c_str(), report.c_str(),
+              (counts.writes + counts.reads) / absl::ToDoubleSeconds(loaded),
               converged.ok() ? absl::FormatDuration(*converged).c_str() : "never");
   // Calls ride through an election shorter than the request timeout (10 s); a longer one (a
   // starved machine) may fail calls, and is reported rather than asserted on.
@@ -94,7 +102,9 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
   EXPECT_TRUE(converged.ok()) << converged.status();
   EXPECT_TRUE(ephemeral.ok()) << ephemeral;
   EXPECT_EQ(counts.unrecorded, 0) << report;
-  if (converged.ok()) EXPECT_TRUE((*load)->RecordWatchEnd().ok());
+  if (converged.ok()) {
+    EXPECT_TRUE((*load)->RecordWatchEnd().ok());
+  }
   history::ExpectHistoryChecked(*history_dir);
   if (::testing::Test::HasFailure()) (*cluster)->KeepFilesAndPrintLogs();
 }

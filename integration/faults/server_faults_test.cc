@@ -44,7 +44,7 @@ TEST(ServerCrashTest, KilledAndRestartedServerLosesNoEphemeralKeyNorWatchStateNo
   absl::StatusOr<std::string> history_dir = history::FreshHistoryDir("server-crash");
   ASSERT_TRUE(history_dir.ok()) << history_dir.status();
   absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
-      ClusterWorkload::Start(server->server_list(), 3, absl::Seconds(10), *history_dir);
+      ClusterWorkload::Start({.servers = server->server_list(), .history_dir = *history_dir});
   ASSERT_TRUE(load.ok()) << load.status();
   absl::SleepFor(absl::Seconds(2));  // load before the crash
   const absl::Time killed = absl::Now();
@@ -68,7 +68,9 @@ TEST(ServerCrashTest, KilledAndRestartedServerLosesNoEphemeralKeyNorWatchStateNo
   EXPECT_EQ(counts.stale_reads, 0) << report;
   EXPECT_GT(counts.writes, 0) << report;
   EXPECT_EQ(counts.unrecorded, 0) << report;
-  if (converged.ok()) EXPECT_TRUE((*load)->RecordWatchEnd().ok());
+  if (converged.ok()) {
+    EXPECT_TRUE((*load)->RecordWatchEnd().ok());
+  }
   history::ExpectHistoryChecked(*history_dir);
   if (::testing::Test::HasFailure()) server->KeepFilesAndPrintLogs();
 }

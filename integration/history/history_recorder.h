@@ -56,22 +56,24 @@ enum class Outcome {
 Outcome OutcomeOf(const absl::Status& status);
 
 // One line of the history. `op` is one of the operation names of the README; the optional fields
-// are written only when set, and each operation says in the README which it needs.
+// are written only when set, and each operation says in the README which it needs. Every member
+// has a default initializer, so that a designated initializer may leave any out (GCC 12 warns
+// otherwise).
 struct HistoryEntry {
-  std::string op;
-  std::string key;                   // repository key; a watch's key (prefix) for watch_end
-  std::optional<std::string> value;  // written, read, or the event's value
-  std::optional<bool> found;         // get: the key existed; update: it did (not NotFound)
-  std::optional<bool> created;       // put_if_absent: this call created the key
-  std::string lock;                  // lock_*, fenced_*: the lock's name
-  std::string hold;                  // lock_*, fenced_*: the hold's id (NewHoldId)
-  int capacity = 0;                  // lock_acquire: 1 for a mutex, the limit of a semaphore
-  std::string watch;                 // watch_*: the watcher's id, unique in the history
-  std::string event;                 // watch_event: ADDED, UPDATED or DELETED
-  int64_t call = 0;                  // HostMonotonicNanos() before the call
-  int64_t ret = 0;                   // HostMonotonicNanos() after it returned
+  std::string op{};
+  std::string key{};                   // repository key; a watch's key (prefix) for watch_end
+  std::optional<std::string> value{};  // written, read, or the event's value
+  std::optional<bool> found{};         // get: the key existed; update: it did (not NotFound)
+  std::optional<bool> created{};       // put_if_absent: this call created the key
+  std::string lock{};                  // lock_*, fenced_*: the lock's name
+  std::string hold{};                  // lock_*, fenced_*: the hold's id (NewHoldId)
+  int capacity = 0;                    // lock_acquire: 1 for a mutex, the limit of a semaphore
+  std::string watch{};                 // watch_*: the watcher's id, unique in the history
+  std::string event{};                 // watch_event: ADDED, UPDATED or DELETED
+  int64_t call = 0;                    // HostMonotonicNanos() before the call
+  int64_t ret = 0;                     // HostMonotonicNanos() after it returned
   Outcome outcome = Outcome::kOk;
-  std::string error;  // the status message when not kOk
+  std::string error{};  // the status message when not kOk
 };
 
 // True when `name` is letters, digits, '.', '_' and '-' only, and not "." or "..": a name that

@@ -27,11 +27,11 @@
 namespace registry::integration {
 
 struct SectionHistoryOptions {
-  std::string lock;  // the lock's name
-  int capacity = 1;  // the permits of a semaphore; 1 for a lock
+  std::string lock{};  // the lock's name
+  int capacity = 1;    // the permits of a semaphore; 1 for a lock
   // Sections whose tag starts with this are left out (the readers of a read/write lock); "":
   // none.
-  std::string skip_tag_prefix;
+  std::string skip_tag_prefix{};
   // Added to the sections' CLOCK_REALTIME times to put them on the history's CLOCK_MONOTONIC
   // (measured once, as monotonic minus realtime, on the host that logged them).
   int64_t realtime_to_monotonic_ns = 0;

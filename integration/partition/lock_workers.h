@@ -47,7 +47,7 @@ struct LockWorkersOptions {
   // Run before registryctl (its arguments follow), e.g. {"env", "LD_PRELOAD=...",
   // "REGISTRY_CLOCK_RATE=0.9"} for a clock-rate fault; empty: none. critical_section.sh undoes
   // that for its own steps.
-  std::vector<std::string> command_prefix;
+  std::vector<std::string> command_prefix{};
   absl::Duration long_pause = absl::Milliseconds(1500);
   absl::Duration short_pause = absl::Milliseconds(50);
   absl::Duration lock_timeout = absl::Seconds(25);  // --timeout-ms
