@@ -18,10 +18,11 @@ absl::StatusOr<bool> HoldRecorder::Acquire(const std::function<absl::StatusOr<bo
     lost_before_held_.reset();
   }
   absl::StatusOr<bool> acquired = TimeCall(entry, acquire);
-  SetOutcome(entry, acquired.status());
-  if (acquired.ok() && !*acquired) {
+  // An error holds nothing either: a failed acquire releases whatever it may have taken
+  // (lock/README.md, "Deadlines"), so the README's format records it failed, as a false.
+  if (!acquired.ok() || !*acquired) {
     entry.outcome = Outcome::kFailed;
-    entry.error = "not acquired";
+    entry.error = acquired.ok() ? "not acquired" : std::string(acquired.status().message());
   }
   Record(entry);
   absl::MutexLock guard(&mu_);
