@@ -83,11 +83,12 @@ class ClusterWorkload {
 
  private:
   struct Instance {
+    // Declared before what calls into them (the lock's lost listener), destroyed after it.
     std::unique_ptr<history::HistoryRecorder> recorder;
+    std::unique_ptr<history::HoldRecorder> holds;  // of `lock`, into `recorder`
     std::unique_ptr<ConsulRepository> repository;
     std::unique_ptr<lock::LockManager> locks;
     std::shared_ptr<lock::DistributedLock> lock;
-    std::unique_ptr<history::HoldRecorder> holds;  // of `lock`, into `recorder`
   };
 
   explicit ClusterWorkload(WorkloadOptions options) : options_(std::move(options)) {}
