@@ -184,7 +184,7 @@ void ClusterWorkload::WriteLoop(int index) {
                    absl::DataLossError(absl::StrCat("read ", read->value_or("(absent)"),
                                                     " after writing ", value)));
     }
-    WriteShared(index, n);
+    if (options_.shared_keys) WriteShared(index, n);
   }
 }
 
@@ -268,7 +268,7 @@ absl::StatusOr<std::map<std::string, std::string>> ClusterWorkload::StoreView() 
       if (value->has_value()) view[key] = **value;
     }
   }
-  for (int n = 0; n < std::max(kMinSharedKeys, options_.instances); ++n) {
+  for (int n = 0; options_.shared_keys && n < std::max(kMinSharedKeys, options_.instances); ++n) {
     const std::string key = absl::StrCat("/data/shared/", n);
     absl::StatusOr<std::optional<std::string>> value = repository.Get(key);
     if (!value.ok()) return value.status();

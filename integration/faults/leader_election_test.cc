@@ -53,6 +53,7 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
       ClusterWorkload::Start({.servers = (*cluster)->server_list(),
                               .instances = EnvInt("REGISTRY_FAULT_INSTANCES", 3),
                               .keys_per_instance = EnvInt("REGISTRY_FAULT_KEYS_PER_INSTANCE", 20),
+                              .shared_keys = EnvInt("REGISTRY_FAULT_SHARED_KEYS", 0) == 1,
                               .history_dir = *history_dir});
   ASSERT_TRUE(load.ok()) << load.status();
 
