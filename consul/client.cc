@@ -279,8 +279,9 @@ absl::StatusOr<SessionListResult> Client::ListSessions(const QueryOptions& query
                                  canceller);
 }
 
-absl::StatusOr<TxnResult> Client::Txn(absl::Span<const TxnOp> ops, Canceller* canceller) {
-  return Call<TxnResult>(BuildTxnRequest(ops), ParseTxnResponse, canceller);
+absl::StatusOr<TxnResult> Client::Txn(absl::Span<const TxnOp> ops, Canceller* canceller,
+                                      Writers writers) {
+  return Call<TxnResult>(BuildTxnRequest(ops, writers), ParseTxnResponse, canceller);
 }
 
 absl::StatusOr<std::string> Client::Leader(Canceller* canceller) {

@@ -7,7 +7,8 @@
 //
 // Failover and retries: a call tries the servers in turn, starting with the last one that
 // answered. It moves on when a server cannot be reached (any request), when a replay-safe
-// request (HttpRequest::replay_safe: reads, plain writes, renewals) fails without a response
+// request (HttpRequest::replay_safe: reads, renewals, acquires and releases, and writes of keys
+// that only their caller writes; never a plain write of a shared key) fails without a response
 // (timeout, reset), and on a leader failure (errors.h LeaderFailure: "No cluster leader", "rpc
 // error getting client", ...) except a possibly applied one of a request that is not replay-safe,
 // which is answered (Unavailable, outcome unknown) for its caller to resolve. A replay-safe
@@ -113,7 +114,9 @@ class Client {
                                                  Canceller* canceller = nullptr);
 
   // Runs `ops` atomically; a rolled-back transaction is a result with committed == false.
-  absl::StatusOr<TxnResult> Txn(absl::Span<const TxnOp> ops, Canceller* canceller = nullptr);
+  // `writers` says whether a lost reply may be answered by sending `ops` again (txn.h: Writers).
+  absl::StatusOr<TxnResult> Txn(absl::Span<const TxnOp> ops, Canceller* canceller = nullptr,
+                                Writers writers = Writers::kShared);
 
   // The leader's address, "" when the cluster has none.
   absl::StatusOr<std::string> Leader(Canceller* canceller = nullptr);

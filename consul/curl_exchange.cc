@@ -3,6 +3,9 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -149,6 +152,24 @@ size_t CurlExchange::OnHeader(char* data, size_t size, size_t count, void* user)
   return size * count;
 }
 
+size_t CurlExchange::OnUpload(char* buffer, size_t size, size_t count, void* user) {
+  auto* self = static_cast<CurlExchange*>(user);
+  const std::string& body = self->request_.body;
+  const size_t n = std::min(size * count, body.size() - self->uploaded_);
+  std::memcpy(buffer, body.data() + self->uploaded_, n);
+  self->uploaded_ += n;
+  return n;
+}
+
+int CurlExchange::OnRewind(void* user, curl_off_t offset, int origin) {
+  auto* self = static_cast<CurlExchange*>(user);
+  // Nothing handed over yet: nothing of the body can have reached the server, which does not
+  // act on a request it has not read whole.
+  if (self->uploaded_ == 0 && offset == 0 && origin == SEEK_SET) return CURL_SEEKFUNC_OK;
+  self->resend_refused_ = true;
+  return CURL_SEEKFUNC_FAIL;
+}
+
 size_t CurlExchange::OnBody(char* data, size_t size, size_t count, void* user) {
   auto* exchange = static_cast<CurlExchange*>(user);
   if (!exchange->Admit(size * count)) return 0;  // curl ends the transfer: CURLE_WRITE_ERROR
@@ -230,15 +251,27 @@ absl::StatusOr<std::unique_ptr<CurlExchange>> CurlExchange::Start(CURL* easy, Ht
   if (exchange->connect_to_ != nullptr) {
     curl_easy_setopt(easy, CURLOPT_CONNECT_TO, exchange->connect_to_);
   }
-  // libcurl resends only on a reused connection (see HttpRequest::replay_safe).
-  if (!req.replay_safe) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+  // libcurl silently resends a request whose reused connection closed before any reply byte
+  // (see HttpRequest::replay_safe). One that must not be sent twice keeps the kept-alive
+  // connection when it has a body whose rewind can be refused (OnRewind); else it takes a new
+  // connection, where no resend happens.
+  const bool guard_body = !req.replay_safe && !req.body.empty();
+  if (!req.replay_safe && !guard_body) curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
   switch (req.method) {
     case HttpMethod::kGet:
       curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
       break;
     case HttpMethod::kPut:
       curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-      curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req.body.data());
+      if (guard_body) {
+        curl_easy_setopt(easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(easy, CURLOPT_READFUNCTION, OnUpload);
+        curl_easy_setopt(easy, CURLOPT_READDATA, exchange.get());
+        curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, OnRewind);
+        curl_easy_setopt(easy, CURLOPT_SEEKDATA, exchange.get());
+      } else {
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, req.body.data());
+      }
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "PUT");
       break;
     case HttpMethod::kDelete:
@@ -266,6 +299,12 @@ absl::StatusOr<HttpResponse> CurlExchange::Finish(CURLcode result) {
   std::string detail =
       absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ", curl_easy_strerror(result));
   if (error_buffer_[0] != '\0') absl::StrAppend(&detail, " (", error_buffer_, ")");
+  if (resend_refused_) {
+    return absl::UnavailableError(absl::StrCat(
+        RequestLabel(request_), ": ", request_.server,
+        ": the connection closed after the request was sent, before any reply (not sent again: "
+        "outcome unknown)"));
+  }
   switch (result) {
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:

@@ -89,6 +89,12 @@ class CurlExchange {
   // Counts `bytes` more of the answer against options_.max_response_bytes; false (and the
   // transfer is to be cut) once the answer would outgrow it.
   bool Admit(size_t bytes);
+  // CURLOPT_READFUNCTION and CURLOPT_SEEKFUNCTION of a request that is not replay_safe: the body
+  // is handed over from request_.body, and libcurl's rewind before a silent resend (a reused
+  // connection that closed before any reply byte) is refused once any of it was handed over,
+  // so that the request is never sent twice (HttpRequest::replay_safe).
+  static size_t OnUpload(char* buffer, size_t size, size_t count, void* user);
+  static int OnRewind(void* user, curl_off_t offset, int origin);
 
   CURL* const easy_;
   const HttpRequest request_;  // owns the body and URL curl points into
@@ -100,6 +106,8 @@ class CurlExchange {
   HttpResponse response_;
   size_t response_bytes_ = 0;  // of the answer so far, headers and body
   bool too_large_ = false;     // the answer outgrew options_.max_response_bytes
+  size_t uploaded_ = 0;        // bytes of request_.body handed to libcurl (OnUpload)
+  bool resend_refused_ = false;  // OnRewind refused libcurl's resend: the request went out once
   char error_buffer_[CURL_ERROR_SIZE] = {0};
 };
 

@@ -42,12 +42,13 @@ struct HttpRequest {
   absl::Duration wait = absl::ZeroDuration();
   // Client-side limit for the whole exchange; zero means "not decided yet" (the client fills it).
   absl::Duration timeout = absl::ZeroDuration();
-  // False when applying the request twice is not the same as applying it once: a check-and-set
-  // write, a transaction, a session create. libcurl silently resends a request whose reused
-  // keep-alive connection closes before any reply byte; if the server had applied it, the second
-  // apply answers "conflict" for a write that did succeed. Such a request therefore always opens
-  // a new connection, where a connection lost after sending is reported (Unavailable: outcome
-  // unknown) rather than resent.
+  // False when sending the request again after a lost reply could differ from sending it once: a
+  // check-and-set write or checked transaction (the second apply fails against the first), a
+  // session create (a second session), a plain write or delete of a key other clients write
+  // (the second apply may undo a write made between the two: txn.h, Writers). libcurl silently
+  // resends a request whose reused keep-alive connection closes before any reply byte, so such a
+  // request always opens a new connection, where a connection lost after sending is reported
+  // (Unavailable: outcome unknown) rather than resent.
   bool replay_safe = true;
 
   // Returns the value of the first parameter named `name`, or nullptr.

@@ -192,8 +192,11 @@ absl::StatusOr<HttpRequest> BuildKvPutRequest(absl::string_view key, absl::strin
   if (options.cas.has_value()) request.params.emplace_back("cas", absl::StrCat(*options.cas));
   if (options.acquire.has_value()) request.params.emplace_back("acquire", *options.acquire);
   if (options.release.has_value()) request.params.emplace_back("release", *options.release);
-  // A repeated acquire by the same session succeeds again; a repeated check-and-set does not.
-  request.replay_safe = !options.cas.has_value();
+  // A repeated acquire by the session that holds the key applies the same (the session is the
+  // key's only writer while it holds it). A repeated release answers false for a release that
+  // was applied, a repeated check-and-set fails against its own first apply, and a repeated plain
+  // put may undo another client's later write (txn.h: Writers).
+  request.replay_safe = options.acquire.has_value();
   request.headers.emplace_back("Content-Type", "application/octet-stream");
   request.body = std::string(value);
   return request;
@@ -212,7 +215,8 @@ absl::StatusOr<HttpRequest> BuildKvDeleteRequest(absl::string_view key,
   HttpRequest request = KvRequest(HttpMethod::kDelete, key);
   if (options.recurse) request.params.emplace_back("recurse", "");
   if (options.cas.has_value()) request.params.emplace_back("cas", absl::StrCat(*options.cas));
-  request.replay_safe = !options.cas.has_value();
+  // A repeated delete may remove a key another client wrote since (txn.h: Writers).
+  request.replay_safe = false;
   return request;
 }
 

@@ -107,13 +107,14 @@ absl::StatusOr<KvKeysResult> ParseKvKeysResponse(const HttpRequest& request,
 
 // PUT /v1/kv/<key>[?flags][&cas|&acquire|&release] with `value` as body. At most one of cas,
 // acquire, release. The parsed bool is Consul's answer: always true for a plain put; false when
-// a cas/acquire/release did not apply (a normal outcome, not an error).
+// a cas/acquire/release did not apply (a normal outcome, not an error). Only an acquire is
+// replay_safe (txn.h: Writers, kShared).
 absl::StatusOr<HttpRequest> BuildKvPutRequest(absl::string_view key, absl::string_view value,
                                               const KvPutOptions& options);
 absl::StatusOr<bool> ParseKvPutResponse(const HttpRequest& request, const HttpResponse& response);
 
 // DELETE /v1/kv/<key>[?recurse|?cas=N]. recurse and cas are exclusive. The parsed bool is false
-// only when a cas delete did not apply.
+// only when a cas delete did not apply. Never replay_safe (txn.h: Writers, kShared).
 absl::StatusOr<HttpRequest> BuildKvDeleteRequest(absl::string_view key,
                                                  const KvDeleteOptions& options);
 absl::StatusOr<bool> ParseKvDeleteResponse(const HttpRequest& request,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "consul/txn.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <utility>
@@ -136,6 +137,25 @@ constexpr absl::string_view kCheckFailedReasons[] = {
     "lock isn't held",  // failed to unlock key "k", lock isn't held, or is held by another session
 };
 
+// Whether applying `ops` twice is applying them once (ReplaySafe, txn.h).
+bool AppliesTheSameTwice(absl::Span<const TxnOp> ops) {
+  for (const TxnOp& op : ops) {
+    switch (op.verb) {
+      case TxnVerb::kSet:
+      case TxnVerb::kLock:
+      case TxnVerb::kGet:
+      case TxnVerb::kGetOrEmpty:
+      case TxnVerb::kGetTree:
+      case TxnVerb::kDelete:
+      case TxnVerb::kDeleteTree:
+        continue;
+      default:  // a check, a compare-and-set or an unlock: a second apply sees the first one's work
+        return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* TxnVerbName(TxnVerb verb) {
@@ -211,25 +231,16 @@ TxnOp TxnOp::DeleteCas(std::string key, uint64_t index) {
   return op;
 }
 
-bool AppliesTheSameTwice(absl::Span<const TxnOp> ops) {
-  for (const TxnOp& op : ops) {
-    switch (op.verb) {
-      case TxnVerb::kSet:
-      case TxnVerb::kLock:
-      case TxnVerb::kGet:
-      case TxnVerb::kGetOrEmpty:
-      case TxnVerb::kGetTree:
-      case TxnVerb::kDelete:
-      case TxnVerb::kDeleteTree:
-        continue;
-      default:  // a check, a compare-and-set or an unlock: a second apply sees the first one's work
-        return false;
-    }
-  }
-  return true;
+bool ReplaySafe(absl::Span<const TxnOp> ops, Writers writers) {
+  if (!AppliesTheSameTwice(ops)) return false;
+  if (writers == Writers::kOnlyThisCaller) return true;
+  return std::none_of(ops.begin(), ops.end(), [](const TxnOp& op) {
+    return op.verb == TxnVerb::kSet || op.verb == TxnVerb::kDelete ||
+           op.verb == TxnVerb::kDeleteTree;
+  });
 }
 
-absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
+absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops, Writers writers) {
   if (ops.empty()) return absl::InvalidArgumentError("consul txn: no operations");
   if (ops.size() > kMaxTxnOps) {
     return absl::InvalidArgumentError(
@@ -243,7 +254,7 @@ absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops) {
   HttpRequest request;
   request.method = HttpMethod::kPut;
   request.path = "/v1/txn";
-  request.replay_safe = AppliesTheSameTwice(ops);
+  request.replay_safe = ReplaySafe(ops, writers);
   request.headers.emplace_back("Content-Type", "application/json");
   request.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (request.body.size() > kMaxTxnBodyBytes) {

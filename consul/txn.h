@@ -132,18 +132,33 @@ TxnFailure TxnFailureOfReason(absl::string_view what);
 // kTooManyOperations, kInvalidSession (IsInvalidSession in errors.h) or kOther; kNone for OK.
 TxnFailure TxnFailureOf(const absl::Status& status);
 
-// True when applying `ops` twice leaves the store as applying them once, and answers as a later
-// first apply would: only set, lock, get, get-or-empty, get-tree, delete and delete-tree. (A lock
-// repeated by the session that holds the key changes nothing and commits again, with the same
-// ModifyIndex.) Such a transaction may be sent on a reused keep-alive connection
-// (HttpRequest::replay_safe); any other is sent on a new one.
-bool AppliesTheSameTwice(absl::Span<const TxnOp> ops);
+// Who may write the keys a transaction sets or deletes. It decides whether the transaction is
+// sent again when its reply is lost (HttpRequest::replay_safe).
+enum class Writers {
+  // Other clients may write them too (the default). A set or delete whose reply was lost is not
+  // sent again: the first send may have been applied and another client's write may have followed
+  // it, which a resend would undo (the key goes A, B, A from one write of A; a reader that saw B
+  // sees the older A come back). Such a write fails Unavailable, outcome unknown.
+  kShared,
+  // Only this caller writes them (a lock's own queue entry): a transaction that applies the same
+  // twice is sent again when its reply is lost.
+  kOnlyThisCaller,
+};
 
-// PUT /v1/txn with the ops as a JSON array (replay_safe as AppliesTheSameTwice). Errors
-// (InvalidArgument naming the op, its verb and key): no ops or more than kMaxTxnOps; an empty key
-// (except get-tree/delete-tree prefixes) or one starting with '/'; a value over kMaxValueBytes;
-// lock/unlock/check-session without a session; a body over kMaxTxnBodyBytes.
-absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops);
+// True when `ops` may be sent again after a lost reply. They must apply the same twice: only set,
+// lock, get, get-or-empty, get-tree, delete and delete-tree (a lock repeated by the session that
+// holds the key changes nothing and commits again, with the same ModifyIndex; a check, a
+// compare-and-set or an unlock would see the first apply's work). And with kShared, they must
+// write nothing but locks: no set, delete or delete-tree.
+bool ReplaySafe(absl::Span<const TxnOp> ops, Writers writers);
+
+// PUT /v1/txn with the ops as a JSON array (replay_safe as ReplaySafe(ops, writers); a request
+// that is not is sent on a new connection). Errors (InvalidArgument naming the op, its verb and
+// key): no ops or more than kMaxTxnOps; an empty key (except get-tree/delete-tree prefixes) or
+// one starting with '/'; a value over kMaxValueBytes; lock/unlock/check-session without a
+// session; a body over kMaxTxnBodyBytes.
+absl::StatusOr<HttpRequest> BuildTxnRequest(absl::Span<const TxnOp> ops,
+                                            Writers writers = Writers::kShared);
 
 // 200 -> committed with results; 409 -> rolled back with errors; anything else as errors.h.
 absl::StatusOr<TxnResult> ParseTxnResponse(const HttpRequest& request,

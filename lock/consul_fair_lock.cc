@@ -157,7 +157,9 @@ class FairAcquisition final : public KeyAcquisition {
     for (size_t i = 0; i < stale.size() && i < kMaxStaleRemovals; ++i) {
       deletes.push_back(consul::TxnOp::Delete(stale[i]));
     }
-    absl::StatusOr<consul::TxnResult> removed = core().client().Txn(deletes, call());
+    // Entries of this session: nothing but their deletes writes them again.
+    absl::StatusOr<consul::TxnResult> removed =
+        core().client().Txn(deletes, call(), consul::Writers::kOnlyThisCaller);
     relist_ = true;
     if (!removed.ok()) return RetryAfter(removed.status());
     Reached();
@@ -207,8 +209,9 @@ absl::StatusOr<std::optional<RemoteHold>> ConsulFairLock::Acquire(absl::Time dea
 }
 
 absl::Status ConsulFairLock::DeleteEntry(const std::string& entry) {
+  // An entry is this hold's alone, and no one writes its key again once it is gone.
   const consul::TxnOp remove[] = {consul::TxnOp::Delete(entry)};
-  return core_.client().Txn(remove, core_.canceller()).status();
+  return core_.client().Txn(remove, core_.canceller(), consul::Writers::kOnlyThisCaller).status();
 }
 
 absl::Status ConsulFairLock::Release(const RemoteHold& hold) {

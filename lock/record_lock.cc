@@ -143,8 +143,9 @@ RecordLock::RecordLock(LockCore& core, std::string noun, std::string name, std::
     : core_(core), noun_(std::move(noun)), name_(std::move(name)), prefix_(std::move(prefix)) {}
 
 absl::Status RecordLock::DeleteEntry(const std::string& entry) {
+  // An entry is this hold's alone, and no one writes its key again once it is gone.
   const consul::TxnOp remove[] = {consul::TxnOp::Delete(entry)};
-  return core_.client().Txn(remove, core_.canceller()).status();
+  return core_.client().Txn(remove, core_.canceller(), consul::Writers::kOnlyThisCaller).status();
 }
 
 absl::Status RecordLock::Release(const RemoteHold& hold) {

@@ -108,7 +108,7 @@ TEST_F(TxnLiveTest, LockAndCheckSessionFenceAWriteOnTheHolder) {
   EXPECT_EQ(Lookup("t/data")->value, "holder");
 }
 
-// Why a lone lock may be resent after a lost reply (consul::AppliesTheSameTwice): its holder
+// Why a lone lock may be resent after a lost reply (consul::ReplaySafe): its holder
 // repeating it commits again and changes nothing, not even the index a watcher waits on.
 TEST_F(TxnLiveTest, ALockRepeatedByItsHolderCommitsAgainAndChangesNothing) {
   const std::string holder = NewSession(PlainSession("holder"));

@@ -41,8 +41,9 @@ class FaultInjector {
   // closed instead of the reply: a server dying between applying a write and answering it. The
   // filter lets a test aim at one write while other requests (reads, renewals) go on.
   void DropNextReplies(int count, std::string path_prefix = "", std::string method = "");
-  // As DropNextReplies, but the reply is replaced by a 500, as Consul answers when a raft apply
-  // times out on the leader and is committed later: the write is applied, the client told 500.
+  // As DropNextReplies, but the reply is replaced by Consul's 500 "leadership lost while
+  // committing log": the leader stepped down with the write in flight, which the next leader may
+  // commit. Here it is applied; the client is told 500.
   void FailNextRepliesAfterApplying(int count, std::string path_prefix = "",
                                     std::string method = "");
   enum class ReplyFault { kNone, kDrop, kServerError };

@@ -259,7 +259,7 @@ void Connection::Send(HttpResponse response) {
     response = HttpResponse();
     response.status = 500;
     response.content_type = "text/plain; charset=utf-8";
-    response.body = "rpc error making call: timed out enqueuing operation";
+    response.body = "leadership lost while committing log";
   }
   if (response.close_connection) keep_alive_ = false;
   auto message = std::make_shared<http::response<http::string_body>>();

@@ -207,6 +207,20 @@ TEST_F(ClientTest, AWriteForwardedToALeaderThatDiedIsAnsweredAsAnUnknownOutcome)
   EXPECT_TRUE(IsUnknownOutcome(status)) << status;  // its caller reads to learn what happened
 }
 
+// The server may have applied it, and another client may have written the key since: a resend
+// would undo that write (the key going A, B, A from one write of A).
+TEST_F(ClientTest, APlainWriteWhoseReplyWasLostIsAnsweredNotSentAgain) {
+  auto client = MakeClient({.servers = "h1:1,h2:2"});
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h1:1"), _))
+      .Times(2)
+      .WillRepeatedly(Return(absl::UnavailableError("connection closed before any reply")));
+  EXPECT_CALL(*transport_, Execute(ToServer("http://h2:2"), _)).Times(0);
+  for (absl::Status status : {client->KvPut("a", "v").status(), client->KvDelete("a").status()}) {
+    EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+    EXPECT_TRUE(IsUnknownOutcome(status)) << status;
+  }
+}
+
 TEST_F(ClientTest, AReplaySafeRequestIsSentAgainAfterAForwardWhoseAnswerWasLost) {
   auto client = MakeClient({.servers = "h1:1,h2:2"});
   InSequence order;

@@ -108,14 +108,17 @@ TEST(KvRequestTest, PutAcquireAndReleaseCarryTheSession) {
   EXPECT_THAT(release->params, ElementsAre(Pair("flags", "1"), Pair("release", "sid")));
 }
 
-TEST(KvRequestTest, OnlyCheckAndSetWritesAreUnsafeToReplay) {
-  // A replayed check-and-set fails although the first apply succeeded; the others repeat safely.
+TEST(KvRequestTest, OnlyReadsAndAcquiresAreSafeToReplay) {
+  // A replayed check-and-set fails although the first apply succeeded, and so answers a replayed
+  // release; a replayed plain write or delete may undo another client's write made in between; an
+  // acquire by the holder repeats safely.
   EXPECT_FALSE(BuildKvPutRequest("a", "v", {.cas = 0})->replay_safe);
   EXPECT_FALSE(BuildKvDeleteRequest("a", {.cas = 17})->replay_safe);
-  EXPECT_TRUE(BuildKvPutRequest("a", "v", {})->replay_safe);
+  EXPECT_FALSE(BuildKvPutRequest("a", "v", {})->replay_safe);
+  EXPECT_FALSE(BuildKvDeleteRequest("a", {})->replay_safe);
+  EXPECT_FALSE(BuildKvDeleteRequest("a/", {.recurse = true})->replay_safe);
   EXPECT_TRUE(BuildKvPutRequest("a", "v", {.acquire = "sid"})->replay_safe);
-  EXPECT_TRUE(BuildKvPutRequest("a", "v", {.release = "sid"})->replay_safe);
-  EXPECT_TRUE(BuildKvDeleteRequest("a/", {.recurse = true})->replay_safe);
+  EXPECT_FALSE(BuildKvPutRequest("a", "v", {.release = "sid"})->replay_safe);
   EXPECT_TRUE(BuildKvGetRequest("a", {})->replay_safe);
 }
 

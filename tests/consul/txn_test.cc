@@ -59,20 +59,33 @@ TEST(TxnRequestTest, EveryVerbIsEncodedWithOnlyItsFields) {
 }
 
 // A resend of these after a lost reply answers as a later first apply would; a check, a cas or
-// an unlock would fail against the first apply's own work.
-TEST(TxnRequestTest, OnlyOpsThatApplyTheSameTwiceRideAReusedConnection) {
+// an unlock would fail against the first apply's own work. Among those, only a transaction of
+// keys this caller alone writes may be resent: a set or delete of a shared key resent after
+// another client's write would undo that write.
+TEST(TxnRequestTest, OnlyOpsThatApplyTheSameTwiceOnKeysOfOneWriterRideAReusedConnection) {
   for (const TxnOp& op :
        {TxnOp::Set("k", "v"), TxnOp::Lock("k", "v", "s1"), TxnOp::Get("k"), TxnOp::GetOrEmpty("k"),
         TxnOp::GetTree("k/"), TxnOp::Delete("k"), TxnOp::DeleteTree("k/")}) {
-    EXPECT_TRUE(BuildTxnRequest({op, TxnOp::Set("other", "v")})->replay_safe)
+    EXPECT_TRUE(BuildTxnRequest({op, TxnOp::Set("other", "v")}, Writers::kOnlyThisCaller)
+                    ->replay_safe)
         << TxnVerbName(op.verb);
   }
   for (const TxnOp& op :
        {TxnOp::Cas("k", "v", 7), TxnOp::Unlock("k", "", "s1"), TxnOp::CheckIndex("k", 9),
         TxnOp::CheckSession("k", "s1"), TxnOp::CheckNotExists("k"), TxnOp::DeleteCas("k", 11)}) {
-    EXPECT_FALSE(BuildTxnRequest({TxnOp::Set("other", "v"), op})->replay_safe)
+    EXPECT_FALSE(BuildTxnRequest({TxnOp::Set("other", "v"), op}, Writers::kOnlyThisCaller)
+                     ->replay_safe)
         << TxnVerbName(op.verb);
   }
+}
+
+TEST(TxnRequestTest, AWriteOfASharedKeyIsNeverResentButAReadOrALockIs) {
+  for (const TxnOp& op : {TxnOp::Set("k", "v"), TxnOp::Delete("k"), TxnOp::DeleteTree("k/")}) {
+    EXPECT_FALSE(BuildTxnRequest({TxnOp::Get("other"), op})->replay_safe) << TxnVerbName(op.verb);
+  }
+  EXPECT_TRUE(BuildTxnRequest({TxnOp::Get("k"), TxnOp::GetOrEmpty("l"), TxnOp::GetTree("m/"),
+                               TxnOp::Lock("n", "v", "s1")})
+                  ->replay_safe);
 }
 
 TEST(TxnRequestTest, InvalidOpsAreRefusedNamingTheOp) {
