@@ -36,13 +36,22 @@ bool FitsOneTxn(absl::string_view key, absl::string_view value) {
   return SetBytes(key, value) + 2 <= consul::kMaxTxnBodyBytes;
 }
 
-// Sends `ops` (which apply the same twice) again while their outcome is unknown.
-absl::StatusOr<consul::TxnResult> SendIdempotent(consul::Client& client,
-                                                 consul::Canceller& canceller,
-                                                 absl::Span<const TxnOp> ops) {
+// The error of a write whose reply was lost, said as such: it is not sent again (another
+// instance may have written the key since, and a resend would undo that write), so the caller
+// learns that it may or may not have been applied. Code and payloads stay (IsUnknownOutcome).
+absl::Status OutcomeUnknown(const absl::Status& error) {
+  if (!consul::IsUnknownOutcome(error)) return error;
+  return Prefixed(
+      "outcome unknown, the write may or may not have been applied (not sent again, since another "
+      "instance may have written the key meanwhile; read it to learn which)",
+      error);
+}
+
+// Sends `ops` once: a lost reply is the caller's answer (OutcomeUnknown).
+absl::StatusOr<consul::TxnResult> SendOnce(consul::Client& client, consul::Canceller& canceller,
+                                           absl::Span<const TxnOp> ops) {
   absl::StatusOr<consul::TxnResult> sent = client.Txn(ops, &canceller);
-  consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
-  while (!sent.ok() && unknown.Retry(sent.status())) sent = client.Txn(ops, &canceller);
+  if (!sent.ok()) return OutcomeUnknown(sent.status());
   return sent;
 }
 
@@ -69,28 +78,46 @@ absl::StatusOr<bool> ConditionalWrite(consul::Client& client, consul::Canceller&
   return client.KvPut(consul_key, value, put, &canceller);
 }
 
+// True when a ConditionalWrite made against `before` whose reply was lost cannot have been
+// applied, and never will be unless a resend is: the key is still there, unchanged (same
+// ModifyIndex, same holder). Both the lost write and its resend are conditioned on that state,
+// so at most one of them lands, as the first change after it. (An absent key proves nothing: a
+// create, a delete by another instance, and the lost create landing late would bring the key
+// back after the caller was answered.)
+bool StillUnwritten(const std::optional<consul::DirEntry>& before,
+                    const std::optional<consul::DirEntry>& now) {
+  return before.has_value() && now.has_value() && now->modify_index == before->modify_index &&
+         now->session == before->session;
+}
+
 enum class AfterRead { kPersist, kUpdate };
 
 // A persist or an update by a read, then a ConditionalWrite (a persist unbinds a held key; an
 // update of an absent key is NotFound): for a value too large for a transaction body, and for
-// a persist that found the key held by a session. A write whose outcome is unknown is made
-// again from a fresh read.
+// a persist that found the key held by a session. A write whose reply was lost is sent again
+// only when a fresh read shows it did not land (StillUnwritten); otherwise its outcome is the
+// caller's answer.
 absl::Status WriteAfterRead(consul::Client& client, consul::Canceller& canceller,
                             absl::string_view key, const std::string& consul_key,
                             absl::string_view value, AfterRead what) {
   consul::UnknownOutcomes unknown(canceller, kMaxUnknownOutcomes);
+  absl::Status lost;                        // the last attempt's unknown outcome, if it had one
+  std::optional<consul::DirEntry> lost_on;  // the state that attempt was conditioned on
   for (int attempt = 0; attempt < kMaxCasAttempts; ++attempt) {
     ASSIGN_OR_RETURN(consul::KvGetResult current,
                      client.KvGet(consul_key, consul::ConsistentRead(), &canceller));
+    if (!lost.ok() && !StillUnwritten(lost_on, current.entry)) return OutcomeUnknown(lost);
     if (what == AfterRead::kUpdate && !current.entry.has_value()) {
       return absl::NotFoundError("the key does not exist");
     }
     absl::StatusOr<bool> written = ConditionalWrite(client, canceller, consul_key, value,
                                                     current.entry, what == AfterRead::kPersist);
-    if (!written.ok() && !unknown.Retry(written.status())) return written.status();
     if (written.ok() && *written) return absl::OkStatus();
+    lost = written.status();
+    lost_on = std::move(current.entry);
+    if (!written.ok() && !unknown.Retry(written.status())) return OutcomeUnknown(lost);
   }
-  return unknown.last().ok() ? CasConflict(key) : unknown.last();
+  return lost.ok() ? CasConflict(key) : OutcomeUnknown(lost);
 }
 
 }  // namespace
@@ -101,7 +128,7 @@ absl::Status PersistKey(consul::Client& client, consul::Canceller& canceller, ab
     return WriteAfterRead(client, canceller, key, consul_key, value, AfterRead::kPersist);
   }
   const std::vector<TxnOp> ops = {TxnOp::Set(consul_key, std::string(value))};
-  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendOnce(client, canceller, ops));
   if (!result.committed) return RolledBack("persist", result);
   if (result.results.empty() || result.results[0].session.empty()) return absl::OkStatus();
   // A set keeps the session holding the key: it was ephemeral, and must be made persistent.
@@ -116,7 +143,7 @@ absl::Status UpdateKey(consul::Client& client, consul::Canceller& canceller, abs
   // The get fails the transaction when the key is absent; a set keeps the holder's session.
   const std::vector<TxnOp> ops = {TxnOp::Get(consul_key),
                                   TxnOp::Set(consul_key, std::string(value))};
-  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendOnce(client, canceller, ops));
   if (result.committed) return absl::OkStatus();
   for (const consul::TxnError& error : result.errors) {
     if (error.op_index == 0) return absl::NotFoundError("the key does not exist");
@@ -130,7 +157,7 @@ absl::Status DeleteTree(consul::Client& client, consul::Canceller& canceller,
   // The key and the tree below it go together; "<ns>/a/" never matches "<ns>/ab".
   if (!consul_key.empty()) ops.push_back(TxnOp::Delete(consul_key));
   ops.push_back(TxnOp::DeleteTree(tree_prefix));
-  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendOnce(client, canceller, ops));
   return result.committed ? absl::OkStatus() : RolledBack("delete", result);
 }
 
@@ -166,7 +193,7 @@ absl::Status PersistSlice(consul::Client& client, consul::Canceller& canceller,
   for (size_t i = slice.begin; i < slice.end; ++i) {
     ops.push_back(TxnOp::Set(entries[i].first, entries[i].second));
   }
-  ASSIGN_OR_RETURN(consul::TxnResult result, SendIdempotent(client, canceller, ops));
+  ASSIGN_OR_RETURN(consul::TxnResult result, SendOnce(client, canceller, ops));
   if (!result.committed) return RolledBack("persist batch", result);
   // Keys a session held kept it (see PersistKey): each is made persistent on its own.
   for (const consul::DirEntry& entry : result.results) {

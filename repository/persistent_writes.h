@@ -2,14 +2,17 @@
 // repository/persistent_writes.h
 //
 // The requests behind persist, update and delete (internal to repository/). Each is one
-// transaction that applies the same twice (consul::AppliesTheSameTwice), so it travels on a
-// kept-alive connection, and a write whose reply was lost is simply sent again: the goal is a
-// state, and reaching it twice changes nothing. A persist is a transaction rather than a plain
-// PUT because the transaction answers with the entry written: a set keeps the session holding
-// a key, and only the answer tells that the key was ephemeral and must be unbound (a read and a
-// PUT releasing it from its session follow, in that rare case only). Writing a key's current value
-// again changes nothing in Consul, so watchers see nothing. A value too large for a transaction
-// body takes a read and a conditional write (two round trips).
+// transaction, sent once: a write whose reply was lost (the server died, or the connection did)
+// is answered Unavailable, outcome unknown, and not sent again. Other instances write the same
+// keys, and a resend landing after one of their writes would undo it: the key would go A, B, A
+// from one persist of A, and a watcher that saw B would see the older A come back. (Only a
+// conditional write a fresh read proves unapplied is sent again: WriteAfterRead.) A persist is a
+// transaction rather than a plain PUT because the transaction answers with the entry written: a
+// set keeps the session holding a key, and only the answer tells that the key was ephemeral and
+// must be unbound (a read and a PUT releasing it from its session follow, in that rare case
+// only). Writing a key's current value again changes nothing in Consul, so watchers see nothing.
+// A value too large for a transaction body takes a read and a conditional write (two round
+// trips).
 //
 // Thread safety: free functions; `client` and `canceller` are thread-safe.
 #ifndef REPOSITORY_PERSISTENT_WRITES_H_
@@ -28,7 +31,8 @@
 
 namespace registry {
 
-// Writes of one call whose outcome is unknown (the reply was lost, or a 5xx) made again.
+// Conditional writes of one call whose reply was lost and that a fresh read proved unapplied,
+// made again.
 inline constexpr int kMaxUnknownOutcomes = 3;
 
 // Makes `consul_key` = `value`, persistent (no session holds it afterwards). `key` names it in

@@ -109,16 +109,18 @@ class SessionKeeper {
                                                  absl::string_view value);
 
   // Runs `write` (a persistent write of `consul_key`, and with `tree` of everything under
-  // `consul_key` + "/") ordered against ephemeral writes; on success forgets the keys it
-  // overwrote or deleted.
+  // `consul_key` + "/") ordered against ephemeral writes; on success, and when its outcome is
+  // unknown (consul::IsUnknownOutcome: it may land), forgets the keys it overwrote or deleted, so
+  // that no rebind after a session loss undoes it.
   absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
                                absl::FunctionRef<absl::Status()> write);
   // As PersistentWrite for a write of every key of `consul_keys` (each with its tree if `tree`).
   absl::Status PersistentWrites(absl::Span<const std::string> consul_keys, bool tree,
                                 absl::FunctionRef<absl::Status()> write);
 
-  // Runs `update` (which keeps the key's holder) ordered against ephemeral writes; on success a
-  // remembered `consul_key` is re-persisted with `value` from then on.
+  // Runs `update` (which keeps the key's holder) ordered against ephemeral writes; on success,
+  // and when its outcome is unknown, a remembered `consul_key` is rebound with `value` from then
+  // on.
   absl::Status Update(absl::string_view consul_key, absl::string_view value,
                       absl::FunctionRef<absl::Status()> update);
 

@@ -115,7 +115,10 @@ absl::Status SessionKeeper::PersistentWrite(absl::string_view consul_key, bool t
 absl::Status SessionKeeper::PersistentWrites(absl::Span<const std::string> consul_keys, bool tree,
                                              absl::FunctionRef<absl::Status()> write) {
   absl::ReaderMutexLock write_lock(&write_mu_);
-  RETURN_IF_ERROR(write());
+  const absl::Status written = write();
+  // A write whose outcome is unknown may land (or have landed): the keys are not to be bound
+  // again with their old values after a session loss, which would undo it.
+  if (!written.ok() && !consul::IsUnknownOutcome(written)) return written;
   absl::MutexLock lock(&mu_);
   for (const std::string& consul_key : consul_keys) {
     ephemeral_.erase(consul_key);
@@ -126,7 +129,7 @@ absl::Status SessionKeeper::PersistentWrites(absl::Span<const std::string> consu
       it = ephemeral_.erase(it);
     }
   }
-  return absl::OkStatus();
+  return written;
 }
 
 absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_view value,
@@ -143,11 +146,14 @@ absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_vi
     if (!remembered) return update();
   }
   absl::WriterMutexLock write_lock(&write_mu_);
-  RETURN_IF_ERROR(update());
+  const absl::Status updated = update();
+  // An update whose outcome is unknown may land (or have landed): a rebind after a session loss
+  // writes its value, not the older one it may have replaced.
+  if (!updated.ok() && !consul::IsUnknownOutcome(updated)) return updated;
   absl::MutexLock lock(&mu_);
   auto it = ephemeral_.find(std::string(consul_key));
   if (it != ephemeral_.end()) it->second.value = std::string(value);
-  return absl::OkStatus();
+  return updated;
 }
 
 void SessionKeeper::RestorePassLocked() {

@@ -22,6 +22,7 @@ namespace registry::testing {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Optional;
 
@@ -306,7 +307,8 @@ TEST_F(RepositoryEphemeralTest, DeletedEphemeralKeyIsNotBroughtBackAfterASession
   EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
 }
 
-// Consul answers 500 when a raft apply times out on the leader and is committed later.
+// Consul answers 500 when a raft apply times out on the leader and is committed later. The
+// delete's outcome is unknown to its caller, and it may land: the key must not come back.
 TEST_F(RepositoryEphemeralFaultsTest, DeleteAnsweredServerErrorButAppliedIsNotBroughtBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<ConsulRepository> repository = NewRepository();
@@ -315,10 +317,28 @@ TEST_F(RepositoryEphemeralFaultsTest, DeleteAnsweredServerErrorButAppliedIsNotBr
   ASSERT_TRUE(repository->PersistEphemeral("/online/gone", "x").ok());
   server().FailNextRepliesAfterApplying(1, "/v1/txn", "PUT");
   absl::Status deleted = repository->Delete("/online/gone");
-  EXPECT_TRUE(deleted.ok()) << deleted;
+  EXPECT_THAT(deleted.message(), HasSubstr("outcome unknown")) << deleted;
   ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
   ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}));
   EXPECT_THAT(*repository->GetChildrenKeys("/online"), ElementsAre("a"));
+}
+
+// An update whose reply was lost may have landed: a rebind after a session loss writes the new
+// value, never the one the update may have replaced.
+TEST_F(RepositoryEphemeralFaultsTest, UpdateWithALostReplyIsReboundWithTheNewValue) {
+  StateRecorder recorder;  // outlives the repository that calls it
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
+  repository->AddConnectionListener(recorder.Listener());
+  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "old").ok());
+  server().DropNextReplies(1, "/v1/txn", "PUT");  // the update is applied, its reply lost
+  absl::Status updated = repository->Update("/online/a", "new");
+  EXPECT_EQ(updated.code(), absl::StatusCode::kUnavailable) << updated;
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("new")));
+  ASSERT_TRUE(ExpireSession(SessionOf(*repository)).ok());
+  ASSERT_TRUE(recorder.AwaitSequence({ConnectionState::kLost, ConnectionState::kReconnected}))
+      << StatesToString(recorder.states());
+  EXPECT_THAT(*repository->Get("/online/a"), Optional(std::string("new")));
+  EXPECT_EQ(HolderOf("ns/online/a"), SessionOf(*repository));
 }
 
 // Listeners never run on the thread that renews and re-creates the session, so one that waits

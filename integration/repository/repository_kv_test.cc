@@ -180,25 +180,49 @@ TEST_F(RepositoryKvTest, DeleteOfTheRootEmptiesOnlyThisNamespace) {
 }
 
 // Each write below is applied by the server, which then closes the connection instead of
-// answering: the repository must learn the outcome, not report a conflict or an error.
-TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostStillSucceed) {
+// answering. It is not sent again (another instance may have written the key since, and a resend
+// would undo that write): its caller is told the outcome is unknown, naming the key, and never a
+// conflict.
+TEST_F(RepositoryKvFaultsTest, WritesWhoseReplyIsLostAreSentOnceAndAnsweredOutcomeUnknown) {
   std::unique_ptr<ConsulRepository> repository = NewRepository();
-  server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Persist("/a", "v1"), absl::OkStatus());  // create
-  server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Persist("/a", "v2"), absl::OkStatus());  // overwrite
-  server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Update("/a", "v3"), absl::OkStatus());
+  auto lost_reply = [this](absl::FunctionRef<absl::Status()> write) {
+    const uint64_t txns = server().RequestCounts()["txn"];
+    server().DropNextReplies(1, "/v1/txn", "PUT");
+    const absl::Status status = write();
+    EXPECT_EQ(server().RequestCounts()["txn"], txns + 1) << "sent again: " << status;
+    return status;
+  };
+  const absl::Status created = lost_reply([&] { return repository->Persist("/a", "v1"); });
+  EXPECT_EQ(created.code(), absl::StatusCode::kUnavailable) << created;
+  EXPECT_THAT(created.message(), HasSubstr("'/a'"));
+  EXPECT_THAT(created.message(), HasSubstr("outcome unknown"));
+  EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v1")));
+  EXPECT_EQ(lost_reply([&] { return repository->Persist("/a", "v2"); }).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(lost_reply([&] { return repository->Update("/a", "v3"); }).code(),
+            absl::StatusCode::kUnavailable);
   EXPECT_THAT(*repository->Get("/a"), Optional(std::string("v3")));
-  ASSERT_TRUE(repository->PersistEphemeral("/held", "e").ok());
-  server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Persist("/held", "p"), absl::OkStatus());  // unbind and set
-  EXPECT_EQ(HolderOf("ns/held"), "");
-  server().DropNextReplies(1, "/v1/txn", "PUT");
-  ASSERT_EQ(repository->Delete("/a"), absl::OkStatus());  // the key and its tree
+  EXPECT_EQ(lost_reply([&] { return repository->Delete("/a"); }).code(),
+            absl::StatusCode::kUnavailable);
   EXPECT_EQ(*repository->Get("/a"), std::nullopt);
-  server().DropNextReplies(1, "/v1/txn", "PUT");
-  EXPECT_EQ(repository->Update("/a", "v4").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(lost_reply([&] { return repository->Update("/a", "v4"); }).code(),
+            absl::StatusCode::kUnavailable)
+      << "the update's check finds the key absent, but its answer is lost";
+}
+
+// A persist of an ephemeral key is a set, then a release of the session's hold (a conditional
+// write). A lost reply of the release is resent once a fresh read shows the key untouched.
+TEST_F(RepositoryKvFaultsTest, ALostReleaseIsResentOnlyWhenAReadShowsItDidNotLand) {
+  std::unique_ptr<ConsulRepository> repository = NewRepository();
+  ASSERT_TRUE(repository->PersistEphemeral("/held", "e").ok());
+  server().DropNextConnections(0);
+  server().SetLatency(absl::ZeroDuration());
+  server().DropNextReplies(1, "/v1/kv/", "PUT");  // the release is applied, its reply lost
+  const absl::Status persisted = repository->Persist("/held", "p");
+  EXPECT_EQ(persisted.code(), absl::StatusCode::kUnavailable)
+      << "the release landed: the fresh read shows it changed, so it is not sent again";
+  EXPECT_EQ(HolderOf("ns/held"), "");
+  EXPECT_THAT(*repository->Get("/held"), Optional(std::string("p")));
 }
 
 // Values too large for a transaction body (over about 380 KiB) take a read and a conditional
