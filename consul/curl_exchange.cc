@@ -296,6 +296,10 @@ absl::StatusOr<HttpResponse> CurlExchange::Finish(CURLcode result) {
   }
   long request_bytes = 0;
   curl_easy_getinfo(easy_, CURLINFO_REQUEST_SIZE, &request_bytes);
+  // A body handed over counts as sent: when the reused connection it went out on closed, libcurl
+  // reconnects before it rewinds (OnRewind), so a failed reconnect ends the transfer with a
+  // connection error although the request went out once.
+  if (uploaded_ > 0) request_bytes = std::max(request_bytes, static_cast<long>(uploaded_));
   std::string detail =
       absl::StrCat(RequestLabel(request_), ": ", request_.server, ": ", curl_easy_strerror(result));
   if (error_buffer_[0] != '\0') absl::StrAppend(&detail, " (", error_buffer_, ")");

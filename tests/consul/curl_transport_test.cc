@@ -149,6 +149,32 @@ TEST(CurlTransportTest, TruncatedBodyIsUnavailable) {
   EXPECT_THAT(status.message(), HasSubstr("truncated"));
 }
 
+// The server reads a write on the kept-alive connection and dies before answering. libcurl would
+// resend it on a new connection; a request that is not replay_safe is never sent twice, and the
+// failure says it was sent, whether the resend is refused at its rewind or, as here, its
+// reconnect fails first.
+TEST(CurlTransportTest, AWriteOnAReusedConnectionToAServerThatDiedIsSentOnceAndNotNotSent) {
+  std::atomic<int> writes{0};
+  TestHttpServer server([&writes](const SeenRequest& request) -> std::string {
+    if (request.head.rfind("PUT", 0) != 0) return EchoRequestLine(request);
+    ++writes;
+    return TestHttpServer::kDieWithoutReply;
+  });
+  CurlTransport transport(CurlOptions{});
+  ASSERT_TRUE(transport.Execute(Get(server.base_url(), "/v1/kv/warm"), nullptr).ok());
+  HttpRequest write = Get(server.base_url(), "/v1/txn");
+  write.method = HttpMethod::kPut;
+  write.body = R"([{"KV":{"Verb":"set","Key":"k","Value":"dg=="}}])";
+  write.replay_safe = false;
+  absl::StatusOr<HttpResponse> response = transport.Execute(write, nullptr);
+  ASSERT_FALSE(response.ok());
+  EXPECT_TRUE(absl::IsUnavailable(response.status())) << response.status();
+  EXPECT_FALSE(IsConnectionError(response.status())) << "reported as never sent: "
+                                                     << response.status();
+  EXPECT_EQ(writes.load(), 1);
+  EXPECT_EQ(server.accepted_connections(), 1) << "the write did not ride the kept-alive connection";
+}
+
 TEST(CurlTransportTest, HeaderWithLineBreakIsRefusedWithoutShowingTheValue) {
   CurlTransport transport(CurlOptions{});
   HttpRequest request = Get("http://127.0.0.1:1", "/v1/kv/a");

@@ -65,7 +65,7 @@ TestHttpServer::~TestHttpServer() {
   thread_.join();
   close(stop_pipe_[0]);
   close(stop_pipe_[1]);
-  close(listen_fd_);
+  if (listen_fd_ >= 0) close(listen_fd_);
 }
 
 std::string TestHttpServer::base_url() const { return LoopbackUrl(port_); }
@@ -78,6 +78,7 @@ std::string TestHttpServer::Reply(int status, const std::string& body, const std
 void TestHttpServer::Serve() {
   std::map<int, std::string> buffers;  // connection fd -> unparsed bytes
   while (true) {
+    // poll() skips a negative fd: the listener once closed by kDieWithoutReply.
     std::vector<pollfd> fds = {{stop_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
     for (const auto& [fd, buffer] : buffers) fds.push_back({fd, POLLIN, 0});
     if (poll(fds.data(), fds.size(), -1) < 0) continue;
@@ -109,6 +110,13 @@ void TestHttpServer::Serve() {
         request.body = buffer.substr(end + 4, length);
         buffer.erase(0, end + 4 + length);
         std::string reply = handler_(request);
+        if (reply == kDieWithoutReply) {
+          close(listen_fd_);
+          listen_fd_ = -1;
+          close(fd);
+          buffers.erase(fd);
+          break;
+        }
         (void)!write(fd, reply.data(), reply.size());
         if (absl::StrContains(reply, "\r\nConnection: close\r\n")) {
           close(fd);

@@ -36,6 +36,9 @@ class TestHttpServer {
 
   // "HTTP/1.1 <status> X\r\n" + headers + Content-Length + body.
   static std::string Reply(int status, const std::string& body, const std::string& headers = "");
+  // A handler's answer that makes the server die with the request read: the connection closes
+  // without a reply byte, and so does the listening socket, so a reconnect is refused.
+  static constexpr char kDieWithoutReply[] = "<die without reply>";
 
  private:
   void Serve();
