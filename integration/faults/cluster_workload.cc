@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "consul/transport.h"
 
 namespace registry::faults {
 namespace {
@@ -39,10 +40,15 @@ void WorkloadCounts::Fail(std::atomic<int>& counter, const std::string& what,
   }
 }
 
+void WorkloadCounts::FailWrite(const std::string& what, const absl::Status& status) {
+  Fail(consul::IsUnknownOutcome(status) ? unknown_writes : failed_writes, what, status);
+}
+
 std::string WorkloadCounts::Report() {
   absl::MutexLock lock(&mu);
   return absl::StrCat(
-      "writes ", writes.load(), " (failed ", failed_writes.load(), "), reads ", reads.load(),
+      "writes ", writes.load(), " (failed ", failed_writes.load(), ", outcome unknown ",
+      unknown_writes.load(), "), reads ", reads.load(),
       " (failed ", failed_reads.load(), ", stale ", stale_reads.load(), "), lock holds ",
       locks.load(), " (failed ", failed_locks.load(), ", overlaps ", overlaps.load(), ", lost ",
       lost_locks.load(), "), sessions lost ", sessions_lost.load(), ", calls not recorded ",
@@ -173,7 +179,7 @@ void ClusterWorkload::WriteLoop(int index) {
     absl::Status written = history::TimeCall(put, [&] { return repository.Persist(key, value); });
     Record(instance, put, written);
     if (!written.ok()) {
-      counts_.Fail(counts_.failed_writes, absl::StrCat("persist ", key), written);
+      counts_.FailWrite(absl::StrCat("persist ", key), written);
       continue;
     }
     ++counts_.writes;
@@ -211,7 +217,7 @@ void ClusterWorkload::WriteShared(int index, int n) {
   }
   Record(instance, write, written);
   if (!written.ok()) {
-    counts_.Fail(counts_.failed_writes, absl::StrCat(write.op, " ", key), written);
+    counts_.FailWrite(absl::StrCat(write.op, " ", key), written);
     return;
   }
   ++counts_.writes;

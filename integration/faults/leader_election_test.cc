@@ -49,12 +49,14 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   absl::StatusOr<std::string> history_dir = history::FreshHistoryDir("leader-kills");
   ASSERT_TRUE(history_dir.ok()) << history_dir.status();
-  absl::StatusOr<std::unique_ptr<ClusterWorkload>> load =
-      ClusterWorkload::Start({.servers = (*cluster)->server_list(),
-                              .instances = EnvInt("REGISTRY_FAULT_INSTANCES", 3),
-                              .keys_per_instance = EnvInt("REGISTRY_FAULT_KEYS_PER_INSTANCE", 20),
-                              .shared_keys = EnvInt("REGISTRY_FAULT_SHARED_KEYS", 0) == 1,
-                              .history_dir = *history_dir});
+  const char* shared_keys = std::getenv("REGISTRY_FAULT_SHARED_KEYS");
+  const WorkloadOptions options{
+      .servers = (*cluster)->server_list(),
+      .instances = EnvInt("REGISTRY_FAULT_INSTANCES", 3),
+      .keys_per_instance = EnvInt("REGISTRY_FAULT_KEYS_PER_INSTANCE", 20),
+      .shared_keys = shared_keys == nullptr || absl::string_view(shared_keys) != "0",
+      .history_dir = *history_dir};
+  absl::StatusOr<std::unique_ptr<ClusterWorkload>> load = ClusterWorkload::Start(options);
   ASSERT_TRUE(load.ok()) << load.status();
 
   const absl::Time load_started = absl::Now();
@@ -86,9 +88,13 @@ TEST(LeaderElectionTest, CallsLocksEphemeralKeysAndWatchesRideThroughLeaderKills
               (counts.writes + counts.reads) / absl::ToDoubleSeconds(loaded),
               converged.ok() ? absl::FormatDuration(*converged).c_str() : "never");
   // Calls ride through an election shorter than the request timeout (10 s); a longer one (a
-  // starved machine) may fail calls, and is reported rather than asserted on.
+  // starved machine) may fail calls, and is reported rather than asserted on. A write in flight
+  // when the leader dies is answered outcome unknown, and never sent again (the history checker
+  // takes it as applied or not): at most one per instance per kill, twice that for a follower
+  // that forwards on its pooled connection to the dead leader before it knows.
   if (longest < kLongestElectionRiddenThrough) {
     EXPECT_EQ(counts.failed_writes, 0) << report;
+    EXPECT_LE(counts.unknown_writes, 2 * kills * options.instances) << report;
     EXPECT_EQ(counts.failed_reads, 0) << report;
     EXPECT_EQ(counts.failed_locks, 0) << report;
     EXPECT_EQ(counts.sessions_lost, 0) << report;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // No lost final state: after index resets, failing servers, dropped connections and restarts,
-// the listener's view converges to the server's.
+// the listener's view converges to the server's. The random runs also record their writes and
+// the watcher's events as a history (integration/history) that the history checker judges: every
+// event reports a state its key really had, in the order of the writes, and the final view is
+// the last write.
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,7 +14,10 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/history/history_check.h"
+#include "integration/history/history_recorder.h"
 #include "integration/watch/watch_fixture.h"
+#include "repository/key_space.h"
 
 namespace registry::watch::testing {
 namespace {
@@ -36,11 +42,25 @@ class WatchFaultsTest : public registry::testing::DevServerOnly<WatchTest> {
     DevServerOnly::TearDown();
   }
   // The listener starts with the existing state (replayed), so its view must always equal the
-  // server's once changes stop.
-  void WatchA() {
+  // server's once changes stop. With `record`, its events are recorded in a fresh history.
+  void WatchA(bool record = false) {
     WatchOptions replay;
     replay.replay_existing = true;
-    absl::StatusOr<WatchId> id = engine_->Watch("ns/a", mirror_.Listener(), replay);
+    DataChangedListener listener = mirror_.Listener();
+    if (record) {
+      absl::StatusOr<std::string> dir = history::FreshHistoryDir(history::CurrentTestHistoryName());
+      ASSERT_TRUE(dir.ok()) << dir.status();
+      history_dir_ = *dir;
+      absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> watcher =
+          history::HistoryRecorder::Open(history_dir_, "watcher");
+      ASSERT_TRUE(watcher.ok()) << watcher.status();
+      watcher_ = *std::move(watcher);
+      listener = [this, mirror = std::move(listener)](const DataChangedEvent& event) {
+        EXPECT_TRUE(watcher_->Record(history::WatchEventEntry(event, "ns/a")).ok());
+        mirror(event);
+      };
+    }
+    absl::StatusOr<WatchId> id = engine_->Watch("ns/a", std::move(listener), replay);
     ASSERT_TRUE(id.ok()) << id.status();
   }
   void ExpectConverged() {
@@ -53,9 +73,31 @@ class WatchFaultsTest : public registry::testing::DevServerOnly<WatchTest> {
   // (failed requests, dropped connections, index resets) hit the server.
   void WriteRandomlyUnderFaultsThenExpectConvergence();
 
+  // One write of the Consul key entry.key through the raw client by the writer whose history
+  // `recorder` is, recorded under the key the listener sees ("ns/a/1" is "/a/1"). A recursive
+  // delete of K deletes the prefix "K/": Consul deletes by prefix, and "ns/a/1" would take
+  // "ns/a/10/..." too, where the history's delete takes K's subtree only.
+  void RecordedWrite(history::HistoryRecorder& recorder, history::HistoryEntry entry,
+                     const consul::KvDeleteOptions* delete_options);
+
   std::unique_ptr<WatchEngine> engine_;
   Mirror mirror_;
+  std::string history_dir_;                            // WatchA(true)'s history
+  std::unique_ptr<history::HistoryRecorder> watcher_;  // the watcher's events in it
 };
+
+void WatchFaultsTest::RecordedWrite(history::HistoryRecorder& recorder, history::HistoryEntry entry,
+                                    const consul::KvDeleteOptions* delete_options) {
+  const bool recursive = delete_options != nullptr && delete_options->recurse;
+  absl::StatusOr<bool> written = history::TimeCall(entry, [&] {
+    return entry.op == "put"
+               ? raw().KvPut(entry.key, *entry.value)
+               : raw().KvDelete(recursive ? entry.key + "/" : entry.key, *delete_options);
+  });
+  history::SetOutcome(entry, written.status());
+  entry.key = KeySpace("ns").RepositoryKey(entry.key).value_or(entry.key);
+  EXPECT_TRUE(recorder.Record(entry).ok());
+}
 
 void WatchFaultsTest::WriteRandomlyUnderFaultsThenExpectConvergence() {
   // Faults are paced by the writers' progress, not by the clock: a client that backs off while a
@@ -64,21 +106,30 @@ void WatchFaultsTest::WriteRandomlyUnderFaultsThenExpectConvergence() {
   int writes_done = 0;   // guarded by mu
   int writers_left = 3;  // guarded by mu
   std::vector<std::thread> writers;
+  std::vector<std::unique_ptr<history::HistoryRecorder>> recorders;
+  for (int w = 0; w < 3; ++w) {
+    absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> recorder =
+        history::HistoryRecorder::Open(history_dir_, absl::StrCat("writer-", w));
+    ASSERT_TRUE(recorder.ok()) << recorder.status();
+    recorders.push_back(*std::move(recorder));
+  }
   for (int w = 0; w < 3; ++w) {
     writers.emplace_back([&, w] {
       absl::BitGen rng;
+      const consul::KvDeleteOptions one_key;
+      consul::KvDeleteOptions recurse;
+      recurse.recurse = true;
       for (int i = 0; i < 150; ++i) {
-        std::string key =
-            absl::StrCat("ns/a/", absl::Uniform(rng, 0, 12), "/", absl::Uniform(rng, 0, 3));
+        const std::string folder = absl::StrCat("ns/a/", absl::Uniform(rng, 0, 12));
+        const std::string key = absl::StrCat(folder, "/", absl::Uniform(rng, 0, 3));
         int action = absl::Uniform(rng, 0, 10);
         if (action < 6) {
-          raw().KvPut(key, absl::StrCat("w", w, "-", i)).IgnoreError();
+          RecordedWrite(*recorders[w],
+                        {.op = "put", .key = key, .value = absl::StrCat("w", w, "-", i)}, nullptr);
         } else if (action < 9) {
-          raw().KvDelete(key).IgnoreError();
+          RecordedWrite(*recorders[w], {.op = "delete", .key = key}, &one_key);
         } else {
-          consul::KvDeleteOptions recurse;
-          recurse.recurse = true;
-          raw().KvDelete(key.substr(0, key.rfind('/')), recurse).IgnoreError();
+          RecordedWrite(*recorders[w], {.op = "delete", .key = folder}, &recurse);
         }
         absl::MutexLock lock(&mu);
         ++writes_done;
@@ -114,8 +165,16 @@ void WatchFaultsTest::WriteRandomlyUnderFaultsThenExpectConvergence() {
   for (std::thread& writer : writers) writer.join();
   faults.join();
   server().ClearFaults();
-  Put("ns/a/final", "done");
+  absl::StatusOr<std::unique_ptr<history::HistoryRecorder>> last =
+      history::HistoryRecorder::Open(history_dir_, "final-writer");
+  ASSERT_TRUE(last.ok()) << last.status();
+  RecordedWrite(**last, {.op = "put", .key = "ns/a/final", .value = "done"}, nullptr);
   ExpectConverged();
+  if (::testing::Test::HasFailure()) return;
+  history::HistoryEntry end{.op = "watch_end", .key = "/a", .watch = "ns/a"};
+  end.call = end.ret = history::HostMonotonicNanos();
+  ASSERT_TRUE(watcher_->Record(end).ok());
+  history::ExpectHistoryChecked(history_dir_);
 }
 
 TEST_F(WatchFaultsTest, IndexResetReplaysMissedChangesAsEvents) {
@@ -181,7 +240,7 @@ TEST_F(WatchFaultsTest, RestartedEmptyServerIsReportedAsDeletions) {
 }
 
 TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerState) {
-  WatchA();
+  WatchA(/*record=*/true);
   WriteRandomlyUnderFaultsThenExpectConvergence();
 }
 
@@ -193,7 +252,7 @@ TEST_F(WatchFaultsTest, RandomWritesUnderFaultsConvergeToTheServerStateWhenSplit
   options.max_queries_per_watch = 8;
   engine_ = NewEngine(options);
   ASSERT_NE(engine_, nullptr);
-  WatchA();
+  WatchA(/*record=*/true);
   WriteRandomlyUnderFaultsThenExpectConvergence();
 }
 
