@@ -120,6 +120,9 @@ bool IoLoop::StartRequest(WatchEntry* watch, const Send& send, absl::Time now) {
   consul::QueryOptions options;
   options.index = send.index;
   options.wait = options_.block_query_wait;
+  // A read with index 0 (a start, a re-list) decides what the listener is told against nothing
+  // it knows: rule 5 of query_machine.h.
+  options.consistent = send.index == 0;
   absl::StatusOr<consul::HttpRequest> request = BuildRequest(send, options);
   const std::string server = client_->PreferredServer();
   if (!request.ok()) {

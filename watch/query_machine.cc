@@ -57,6 +57,15 @@ void ApplyOwn(const QueryRules& rules, WatchState* state, const Answered& answer
   const bool unchanged = change == Change::kUnchanged;
   if (unchanged && early) return BackOff(rules, state, now, /*suspicious=*/true, out);
   const bool reset = change == Change::kReset;
+  if (reset && !relist) {
+    // Rule 4: a server restarted on its data answers from the state it is still rebuilding, older
+    // than what the watch reported. The re-list that follows is consistent (index 0): the server
+    // answers it only once it is ready, or from a state that really went back (a restore).
+    own.tracker.Reset();
+    state->next = NextRead::kRelist;
+    if (early) return BackOff(rules, state, now, /*suspicious=*/true, out);
+    return SendOwn(state, now, out);
+  }
   absl::Status delivered =
       DeliverOwn(rules, state, answer,
                  reset || unchanged ? CompareBy::kContent : CompareBy::kModifyIndex, out);
@@ -65,7 +74,7 @@ void ApplyOwn(const QueryRules& rules, WatchState* state, const Answered& answer
     state->backoffs = 0;
     return SendOwn(state, now, out);
   }
-  if (reset) {
+  if (reset) {  // a re-list
     if (!IsKeyWatch(*state)) out->push_back(CountRelist{});
     own.tracker.Reset();
     own.tracker.Observe(answer.meta->index);
@@ -77,7 +86,6 @@ void ApplyOwn(const QueryRules& rules, WatchState* state, const Answered& answer
                                            state->failures, " failed attempt(s)")});
     state->failures = 0;
   }
-  if (reset && !relist && early) return BackOff(rules, state, now, /*suspicious=*/true, out);
   if (own.sent_index != 0 || !state->backoff_suspicious) state->backoffs = 0;
   if (IsKeyWatch(*state)) return SendOwn(state, now, out);
   if (relist || replan) std::get<TreeWatch>(state->role).declined_at = 0;

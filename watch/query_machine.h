@@ -48,9 +48,12 @@
 //     backs off and re-lists, instead of spinning.
 //  3. An answer after the whole wait with the index unchanged is still diffed by content, once
 //     per wait: an index reset that landed on this very index unseen changes content only.
-//  4. An index that went backwards (a reset: snapshot restore, a restarted server) is diffed by
-//     content, counted as a re-list, and starts a new index history; early, it backs off too.
-//  5. A re-list is diffed by content; its index starts a new history.
+//  4. An index that went backwards (a reset: snapshot restore, a restarted server) is not
+//     reported: a server restarted on its data answers from the state it is still rebuilding,
+//     older than what the watch reported. The watch re-lists at once (early, after a back-off).
+//  5. A re-list (index 0) is a consistent read: the server answers it once it is ready to serve,
+//     from its whole log. It is diffed by content, counted as a re-list, and its index starts a
+//     new history.
 //  6. A back-off run ends with a proper blocking answer; a re-list ends a run of failures (the
 //     server answers again) but not one of suspicious answers (they may come back).
 //  7. A blocking query may open a new connection only with an index from a plain read moments
@@ -151,7 +154,7 @@ struct KeyWatch {
 
 enum class NextRead {
   kBlocking,  // on the index of the last answer
-  kRelist,    // a plain read, diffed by content, after a back-off or a refused connection
+  kRelist,    // a consistent read, diffed by content, after a back-off, a reset or a refused connection
   kReplan,    // a plain read, diffed by index, then a new plan
 };
 

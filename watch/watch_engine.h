@@ -28,10 +28,12 @@
 //
 // No lost final state. After any failure (connection refused or reset, timeout, 5xx, malformed
 // answer) the watch backs off (exponential, jittered, from retry_min up to retry_max), re-lists
-// the subtree with a plain read and diffs it by content against the listener's view, emitting
-// exactly the events that bring the listener to the server's state (a restarted, empty server
-// yields one DELETED per key). An index that goes backwards (IndexTracker kReset: snapshot
-// restore, tombstone reaping) is handled the same way. A blocking query that would have to open
+// the subtree with a consistent read and diffs it by content against the listener's view,
+// emitting exactly the events that bring the listener to the server's state (a restarted, empty
+// server yields one DELETED per key). An index that goes backwards (IndexTracker kReset: snapshot
+// restore, tombstone reaping, a server restarted on its data) is not reported but re-listed the
+// same way: a restarted server answers default reads from the state it is still rebuilding, and
+// a consistent read only once it has caught up. A blocking query that would have to open
 // a new connection re-lists instead (the server behind the address may have restarted and lost
 // the index; a fresh server would park the query for the whole wait). As with any Consul client,
 // an index reset that happens while no query of a watch is parked is noticed when that watch's

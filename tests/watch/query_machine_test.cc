@@ -97,19 +97,22 @@ TEST_F(TreeWatchTest, AnEarlyUnchangedIndexBacksOffAndReListsByContent) {
   EXPECT_EQ(state_.backoffs, 0);
 }
 
-// Rule 4.
-TEST_F(TreeWatchTest, AnIndexResetIsComparedByContentAndStartsANewHistory) {
-  EXPECT_THAT(Answer(Listing(3, {{"ns/a/x", "2", 2}, {"ns/a/y", "1", 1}}), AfterTheWait()),
-              ElementsAre("deliver UPDATED ns/a/x=2", "count relist", "send own list ns/a @3"));
+// Rules 4 and 5: a restarted server answers from a state older than the one reported until it
+// has replayed its log; the watch reports only the consistent re-list that follows.
+TEST_F(TreeWatchTest, AnIndexResetIsNotReportedButReListedAtOnce) {
+  EXPECT_THAT(Answer(Listing(3, {{"ns/a/x", "old", 2}}), AfterTheWait()),
+              ElementsAre("send own list ns/a @0"));
+  EXPECT_EQ(state_.next, NextRead::kRelist);
+  EXPECT_THAT(Answer(Listing(4, {{"ns/a/x", "2", 4}, {"ns/a/y", "1", 1}}), AfterTheWait()),
+              ElementsAre("deliver UPDATED ns/a/x=2", "count relist", "send own list ns/a @4"));
   EXPECT_EQ(state_.backoffs, 0);
 }
 
-TEST_F(TreeWatchTest, AnEarlyIndexResetIsDeliveredAndThenBacksOff) {
-  EXPECT_THAT(
-      Answer(Listing(3, {{"ns/a/x", "2", 2}}), Early()),
-      ElementsAre("deliver UPDATED ns/a/x=2, DELETED ns/a/y=1", "count relist", "wait own +2s"));
+TEST_F(TreeWatchTest, AnEarlyIndexResetBacksOffAndThenReLists) {
+  EXPECT_THAT(Answer(Listing(3, {{"ns/a/x", "2", 2}}), Early()), ElementsAre("wait own +2s"));
   EXPECT_TRUE(state_.backoff_suspicious);
   EXPECT_EQ(state_.next, NextRead::kRelist);
+  EXPECT_THAT(Timer(Early() + kBackoffUnit), ElementsAre("send own list ns/a @0"));
 }
 
 // diff.h: a known key whose ModifyIndex went back spans two histories, though the listing's
@@ -241,10 +244,12 @@ TEST_F(KeyWatchTest, ReportsTheFirstStateThenEachEntryThatDiffers) {
               ElementsAre("report absent", "send own get ns/k @12"));
 }
 
-TEST_F(KeyWatchTest, AfterAnIndexResetAnEntryWithOtherIndexesIsReportedAgain) {
+TEST_F(KeyWatchTest, AfterAnIndexResetTheReReadEntryWithOtherIndexesIsReportedAgain) {
   Step(rules_, &state_, Started{kT0});
   Answer(KeyAnswer(7, {"ns/k", "v", 7}), kT0);
-  EXPECT_THAT(Answer(KeyAnswer(3, {"ns/k", "v", 2}), kT0 + kWait),
+  EXPECT_THAT(Answer(KeyAnswer(3, {"ns/k", "older", 2}), kT0 + kWait),
+              ElementsAre("send own get ns/k @0"));
+  EXPECT_THAT(Answer(KeyAnswer(3, {"ns/k", "v", 2}), kT0 + 2 * kWait),
               ElementsAre("report ns/k=v@2", "send own get ns/k @3"))
       << "a key watch counts no tree re-list";
 }
