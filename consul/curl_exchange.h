@@ -104,9 +104,9 @@ class CurlExchange {
   curl_slist* headers_ = nullptr;
   curl_slist* connect_to_ = nullptr;
   HttpResponse response_;
-  size_t response_bytes_ = 0;  // of the answer so far, headers and body
-  bool too_large_ = false;     // the answer outgrew options_.max_response_bytes
-  size_t uploaded_ = 0;        // bytes of request_.body handed to libcurl (OnUpload)
+  size_t response_bytes_ = 0;    // of the answer so far, headers and body
+  bool too_large_ = false;       // the answer outgrew options_.max_response_bytes
+  size_t uploaded_ = 0;          // bytes of request_.body handed to libcurl (OnUpload)
   bool resend_refused_ = false;  // OnRewind refused libcurl's resend: the request went out once
   char error_buffer_[CURL_ERROR_SIZE] = {0};
 };

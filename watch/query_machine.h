@@ -154,7 +154,8 @@ struct KeyWatch {
 
 enum class NextRead {
   kBlocking,  // on the index of the last answer
-  kRelist,    // a consistent read, diffed by content, after a back-off, a reset or a refused connection
+  kRelist,    // a consistent read, diffed by content, after a back-off, a reset or a refused
+              // connection
   kReplan,    // a plain read, diffed by index, then a new plan
 };
 

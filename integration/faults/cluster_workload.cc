@@ -48,12 +48,11 @@ std::string WorkloadCounts::Report() {
   absl::MutexLock lock(&mu);
   return absl::StrCat(
       "writes ", writes.load(), " (failed ", failed_writes.load(), ", outcome unknown ",
-      unknown_writes.load(), "), reads ", reads.load(),
-      " (failed ", failed_reads.load(), ", stale ", stale_reads.load(), "), lock holds ",
-      locks.load(), " (failed ", failed_locks.load(), ", overlaps ", overlaps.load(), ", lost ",
-      lost_locks.load(), "), sessions lost ", sessions_lost.load(), ", calls not recorded ",
-      unrecorded.load(), first_failures.empty() ? "" : "; first failures:\n  ",
-      absl::StrJoin(first_failures, "\n  "));
+      unknown_writes.load(), "), reads ", reads.load(), " (failed ", failed_reads.load(),
+      ", stale ", stale_reads.load(), "), lock holds ", locks.load(), " (failed ",
+      failed_locks.load(), ", overlaps ", overlaps.load(), ", lost ", lost_locks.load(),
+      "), sessions lost ", sessions_lost.load(), ", calls not recorded ", unrecorded.load(),
+      first_failures.empty() ? "" : "; first failures:\n  ", absl::StrJoin(first_failures, "\n  "));
 }
 
 absl::StatusOr<std::unique_ptr<ClusterWorkload>> ClusterWorkload::Start(

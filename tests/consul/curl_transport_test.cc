@@ -169,8 +169,8 @@ TEST(CurlTransportTest, AWriteOnAReusedConnectionToAServerThatDiedIsSentOnceAndN
   absl::StatusOr<HttpResponse> response = transport.Execute(write, nullptr);
   ASSERT_FALSE(response.ok());
   EXPECT_TRUE(absl::IsUnavailable(response.status())) << response.status();
-  EXPECT_FALSE(IsConnectionError(response.status())) << "reported as never sent: "
-                                                     << response.status();
+  EXPECT_FALSE(IsConnectionError(response.status()))
+      << "reported as never sent: " << response.status();
   EXPECT_EQ(writes.load(), 1);
   EXPECT_EQ(server.accepted_connections(), 1) << "the write did not ride the kept-alive connection";
 }

@@ -66,15 +66,15 @@ TEST(TxnRequestTest, OnlyOpsThatApplyTheSameTwiceOnKeysOfOneWriterRideAReusedCon
   for (const TxnOp& op :
        {TxnOp::Set("k", "v"), TxnOp::Lock("k", "v", "s1"), TxnOp::Get("k"), TxnOp::GetOrEmpty("k"),
         TxnOp::GetTree("k/"), TxnOp::Delete("k"), TxnOp::DeleteTree("k/")}) {
-    EXPECT_TRUE(BuildTxnRequest({op, TxnOp::Set("other", "v")}, Writers::kOnlyThisCaller)
-                    ->replay_safe)
+    EXPECT_TRUE(
+        BuildTxnRequest({op, TxnOp::Set("other", "v")}, Writers::kOnlyThisCaller)->replay_safe)
         << TxnVerbName(op.verb);
   }
   for (const TxnOp& op :
        {TxnOp::Cas("k", "v", 7), TxnOp::Unlock("k", "", "s1"), TxnOp::CheckIndex("k", 9),
         TxnOp::CheckSession("k", "s1"), TxnOp::CheckNotExists("k"), TxnOp::DeleteCas("k", 11)}) {
-    EXPECT_FALSE(BuildTxnRequest({TxnOp::Set("other", "v"), op}, Writers::kOnlyThisCaller)
-                     ->replay_safe)
+    EXPECT_FALSE(
+        BuildTxnRequest({TxnOp::Set("other", "v"), op}, Writers::kOnlyThisCaller)->replay_safe)
         << TxnVerbName(op.verb);
   }
 }
