@@ -33,12 +33,15 @@ absl::StatusOr<bool> SessionKeeper::PersistExclusiveEphemeral(absl::string_view 
 absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::string_view value,
                                          bool exclusive) {
   // Whoever held the key last died at most one lock-delay ago (or holds it still, which does
-  // not involve a delay), so waiting longer than that means something else is wrong.
+  // not involve a delay), so an attempt sent after `deadline` that is still refused means
+  // something else is wrong. Judged by when an attempt was sent, not when its answer came: one
+  // sent inside the delay and answered late (a slow server) earns one more try.
   const absl::Time deadline = absl::Now() + options_.lock_delay + 2 * options_.lock_retry;
   int quick_retries = 0;
   for (;;) {
     ASSIGN_OR_RETURN(std::string session, AcquireSessionId(absl::InfiniteFuture()));
     BindOutcome outcome;
+    const absl::Time sent = absl::Now();
     {
       absl::WriterMutexLock write_lock(&write_mu_);
       bool held_before = false;  // already bound to this session with this value
@@ -92,15 +95,15 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
       };
       mu_.AwaitWithDeadline(absl::Condition(&replaced), deadline);
     }
-    const absl::Time now = absl::Now();
-    if (now >= deadline) {
+    if (sent >= deadline) {
       return absl::UnavailableError(absl::StrCat(
           "ephemeral key '", consul_key, "' could not be bound to the instance session within ",
           absl::FormatDuration(options_.lock_delay + 2 * options_.lock_retry),
           " (last attempt: ", BindOutcomeName(outcome), ")"));
     }
-    if (outcome != BindOutcome::kBadSession &&
-        !SleepUnlessStopped(std::min(options_.lock_retry, deadline - now))) {
+    const absl::Duration pause = std::min(options_.lock_retry, deadline - absl::Now());
+    if (outcome != BindOutcome::kBadSession && pause > absl::ZeroDuration() &&
+        !SleepUnlessStopped(pause)) {
       return ClosedError();
     }
   }

@@ -387,6 +387,27 @@ TEST_F(RepositoryEphemeralFaultsTest, RestoringManyKeysOverASlowLinkNeverCostsTh
   EXPECT_EQ(HolderOf("ns/many/k99"), SessionOf(*repository));
 }
 
+// The give-up rule counts from when an attempt was sent, not from when its answer came: over a
+// slow link a claim sent inside the dead holder's lock-delay is refused and answered after the
+// deadline, and the next claim (sent after the delay ended) must still be made.
+TEST_F(RepositoryEphemeralFaultsTest, AClaimRefusedByTheLockDelayButAnsweredLateIsTriedOnceMore) {
+  ConsulRepositoryOptions options = Options();
+  options.session_lock_delay = absl::Milliseconds(600);  // a claim gives up 700 ms after its call
+  std::unique_ptr<ConsulRepository> dead = NewRepository(options);
+  std::unique_ptr<ConsulRepository> next = NewRepository(options);
+  ASSERT_TRUE(*dead->PersistExclusiveEphemeral("/leader", "dead"));
+  ASSERT_TRUE(next->PersistEphemeral("/online/next", "v").ok());  // its session exists already
+  ASSERT_TRUE(ExpireSession(SessionOf(*dead)).ok());
+  ASSERT_TRUE(dead->Close().ok());
+  // The claim's txn is handled 400 ms after it is sent, inside the delay; the read that tells
+  // the refusal from an existing key 400 ms later, past the 700 ms.
+  server().SetLatency(absl::Milliseconds(400));
+  const absl::StatusOr<bool> claimed = next->PersistExclusiveEphemeral("/leader", "next");
+  server().SetLatency(absl::ZeroDuration());
+  EXPECT_EQ(Outcome(claimed), "true");
+  EXPECT_EQ(HolderOf("ns/leader"), SessionOf(*next));
+}
+
 TEST_F(RepositoryEphemeralTest, ExclusiveKeyTakenByAnotherInstanceMeanwhileIsNotStolenBack) {
   StateRecorder recorder;  // outlives the repository that calls it
   std::unique_ptr<ConsulRepository> first = NewRepository();
