@@ -14,6 +14,7 @@ declare -A allowed=(
   [repository]="base consul registry watch"
   [lock]="base consul registry watch repository"
   [conf]="base"
+  [devserver]="base"
   [plugin]="base conf consul registry repository watch lock"
   [tools]="base conf registry plugin"
 )

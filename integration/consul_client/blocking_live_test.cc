@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "integration/consul_client/live_fixture.h"
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 #include "integration/testing/server_test.h"
 
 namespace registry::consul::live {

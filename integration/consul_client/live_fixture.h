@@ -22,7 +22,7 @@
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "integration/testing/eventually.h"
 #include "integration/testing/server_test.h"
 

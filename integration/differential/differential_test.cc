@@ -6,7 +6,7 @@
 // compares every answer after normalization (normalize.h): status, header names exactly as sent
 // on the wire, the values that carry meaning, and the body. A step whose answers differ for a
 // reason of age (the dev server follows modern Consul) says so in `differs_because` and is
-// reported, not compared; integration/devserver/README.md lists every such difference.
+// reported, not compared; devserver/README.md lists every such difference.
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "integration/differential/normalize.h"
 #include "integration/differential/scenarios.h"
 #include "integration/testing/consul_agent.h"

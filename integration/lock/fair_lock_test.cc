@@ -15,7 +15,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
 

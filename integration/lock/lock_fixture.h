@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "consul/client.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "integration/testing/server_test.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"

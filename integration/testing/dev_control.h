@@ -2,7 +2,7 @@
 // integration/testing/dev_control.h
 //
 // A consul-dev-server process for multi-process tests, and plain HTTP calls to it (libcurl): the
-// /v1/_dev/ fault controls (integration/devserver/README.md) and raw KV reads.
+// /v1/_dev/ fault controls (devserver/README.md) and raw KV reads.
 //
 // Thread safety: every function may be called concurrently.
 #ifndef INTEGRATION_TESTING_DEV_CONTROL_H_

@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "consul/client.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/eventually.h"  // kPatience, Eventually: for the suites
 #include "integration/testing/server_kind.h"

@@ -12,7 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "integration/testing/server_test.h"
 #include "registry/repository.h"
 #include "repository/consul_repository.h"

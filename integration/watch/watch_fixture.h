@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "consul/client.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "integration/testing/server_test.h"
 #include "registry/events.h"
 #include "watch/watch_engine.h"

@@ -16,7 +16,7 @@
 #include "base/plugin_metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 #include "integration/watch/watch_fixture.h"
 
 namespace registry::watch::testing {

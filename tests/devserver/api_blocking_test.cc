@@ -3,7 +3,7 @@
 // how long it may wait, and which index it reports.
 #include <variant>
 
-#include "integration/devserver/api.h"
+#include "devserver/api.h"
 #include "tests/devserver/store_test_util.h"
 
 namespace registry::devserver {

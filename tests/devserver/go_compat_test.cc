@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "integration/devserver/go_compat.h"
+#include "devserver/go_compat.h"
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"

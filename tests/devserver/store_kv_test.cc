@@ -3,7 +3,7 @@
 // index reset.
 #include <atomic>
 
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 #include "tests/devserver/store_test_util.h"
 
 namespace registry::devserver {

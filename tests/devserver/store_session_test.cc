@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Store-level session rules: validation, acquire/release and LockIndex, invalidation with
 // release/delete behaviour, lock-delay, TTL expiry (on a fake clock).
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 #include "tests/devserver/store_test_util.h"
 
 namespace registry::devserver {

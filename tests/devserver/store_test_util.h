@@ -13,7 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 
 namespace registry::devserver::testing {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Store-level transactions: atomicity, one index, per-op errors with Consul's messages.
-#include "integration/devserver/store.h"
+#include "devserver/store.h"
 #include "tests/devserver/store_test_util.h"
 
 namespace registry::devserver {

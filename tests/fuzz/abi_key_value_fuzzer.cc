@@ -19,7 +19,7 @@
 
 #include "absl/strings/escaping.h"
 #include "consul/kv.h"
-#include "integration/devserver/dev_server.h"
+#include "devserver/dev_server.h"
 #include "plugin/registry_plugin.h"
 #include "repository/key_space.h"
 

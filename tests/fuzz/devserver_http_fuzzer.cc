@@ -21,10 +21,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "integration/devserver/api.h"
-#include "integration/devserver/faults.h"
-#include "integration/devserver/http_message.h"
-#include "integration/devserver/store.h"
+#include "devserver/api.h"
+#include "devserver/faults.h"
+#include "devserver/http_message.h"
+#include "devserver/store.h"
 #include "nlohmann/json.hpp"
 
 namespace registry::devserver {
