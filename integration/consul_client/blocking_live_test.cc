@@ -3,9 +3,9 @@
 // waits, cancellation from another thread, and IndexTracker fed by real responses.
 #include <string>
 
+#include "devserver/store.h"
 #include "gtest/gtest.h"
 #include "integration/consul_client/live_fixture.h"
-#include "devserver/store.h"
 #include "integration/testing/server_test.h"
 
 namespace registry::consul::live {

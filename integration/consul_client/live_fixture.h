@@ -21,8 +21,8 @@
 #include "absl/time/time.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
+#include "gtest/gtest.h"
 #include "integration/testing/eventually.h"
 #include "integration/testing/server_test.h"
 

@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
+#include "gtest/gtest.h"
 #include "integration/differential/normalize.h"
 #include "integration/differential/scenarios.h"
 #include "integration/testing/consul_agent.h"

@@ -13,9 +13,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "devserver/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "devserver/store.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
 

@@ -19,8 +19,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "consul/client.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
+#include "gtest/gtest.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/eventually.h"  // kPatience, Eventually: for the suites
 #include "integration/testing/server_kind.h"

@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/plugin_metrics.h"
+#include "devserver/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "devserver/store.h"
 #include "integration/watch/watch_fixture.h"
 
 namespace registry::watch::testing {

@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
 #include "devserver/store.h"
+#include "gtest/gtest.h"
 #include "integration/testing/eventually.h"
 #include "tests/devserver/test_http_client.h"
 

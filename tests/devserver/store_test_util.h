@@ -12,8 +12,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "gtest/gtest.h"
 #include "devserver/store.h"
+#include "gtest/gtest.h"
 
 namespace registry::devserver::testing {
 
