@@ -46,21 +46,21 @@ absl::flat_hash_set<const InstanceSession*>& Registry() ABSL_EXCLUSIVE_LOCKS_REQ
 
 }  // namespace
 
-LockCore::LockCore(const InstanceParts& parts, LockManagerOptions options)
+LockCore::LockCore(const LockManagerParts& parts, LockManagerOptions options)
     : session_(parts.session),
       client_(parts.client),
-      watches_(parts.watches),
+      watches_(parts.key_watches),
       tasks_(parts.tasks),
       options_(std::move(options)),
       key_space_(parts.key_space),
       max_unreachable_(options_.max_unreachable > absl::ZeroDuration() ? options_.max_unreachable
-                                                                       : parts.options.session_ttl),
-      block_query_wait_(parts.options.block_query_wait),
-      lock_retry_(parts.options.lock_retry) {}
+                                                                       : parts.session_ttl),
+      block_query_wait_(parts.block_query_wait),
+      lock_retry_(parts.lock_retry) {}
 
 LockCore::~LockCore() { Shutdown(); }
 
-absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(const InstanceParts& parts,
+absl::StatusOr<std::shared_ptr<LockCore>> LockCore::Create(const LockManagerParts& parts,
                                                            LockManagerOptions options) {
   {
     absl::MutexLock lock(&registry_mu);

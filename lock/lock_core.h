@@ -31,31 +31,30 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/serial_executor.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_kind.h"
 #include "lock/lock_manager.h"
 #include "lock/two_tier_lock.h"
-#include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
-#include "watch/dispatcher.h"
-#include "watch/watch_engine.h"
+#include "watch/key_watcher.h"
 
 namespace registry::lock {
 
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
   // Use Create(): the core registers callbacks that refer to itself.
-  LockCore(const InstanceParts& parts, LockManagerOptions options);
+  LockCore(const LockManagerParts& parts, LockManagerOptions options);
   ~LockCore();
   LockCore(const LockCore&) = delete;
   LockCore& operator=(const LockCore&) = delete;
 
   // A started core: observing the instance session and linked to the repository's canceller.
   // Errors: FailedPrecondition if another core of the session exists (see LockManager::Create).
-  static absl::StatusOr<std::shared_ptr<LockCore>> Create(const InstanceParts& parts,
+  static absl::StatusOr<std::shared_ptr<LockCore>> Create(const LockManagerParts& parts,
                                                           LockManagerOptions options);
 
   // Closes every lock ("the lock manager was destroyed"), cancels requests, waits for the calls
@@ -131,10 +130,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   InstanceSession& session_;
   consul::Client& client_;
-  watch::WatchEngine& watches_;  // follows held lock keys
-  watch::Dispatcher& tasks_;     // runs Deliver()'s tasks
+  watch::KeyWatcher& watches_;  // follows held lock keys
+  SerialExecutor& tasks_;       // runs Deliver()'s tasks
   const LockManagerOptions options_;
-  // Copies of what the locks need from the repository's options, valid after Shutdown() too.
+  // Copies of what the locks need of the instance's settings, valid after Shutdown() too.
   const KeySpace key_space_;
   const absl::Duration max_unreachable_;
   const absl::Duration block_query_wait_;

@@ -37,7 +37,7 @@ LockManager::LockManager(std::shared_ptr<LockCore> core) : core_(std::move(core)
 
 LockManager::~LockManager() { core_->Shutdown(); }
 
-absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(const InstanceParts& parts,
+absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(const LockManagerParts& parts,
                                                                  LockManagerOptions options) {
   if (absl::Status status = ValidateLockManagerOptions(options); !status.ok()) return status;
   absl::StatusOr<std::shared_ptr<LockCore>> core = LockCore::Create(parts, std::move(options));
@@ -64,11 +64,6 @@ absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetReadLock(absl::
 
 absl::StatusOr<std::shared_ptr<DistributedLock>> LockManager::GetWriteLock(absl::string_view name) {
   return core_->GetLock(name, LockKind::kWrite);
-}
-
-absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(ConsulRepository& repository,
-                                                            LockManagerOptions options) {
-  return LockManager::Create(repository.parts(), std::move(options));
 }
 
 }  // namespace registry::lock

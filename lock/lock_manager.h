@@ -4,7 +4,8 @@
 // Two-tier distributed locks on a Consul-backed repository: the manager that hands out the
 // locks of one repository instance. What a lock guarantees to its holders is distributed_lock.h.
 //
-//   ASSIGN_OR_RETURN(std::unique_ptr<LockManager> manager, NewLockManager(*repository));
+//   ASSIGN_OR_RETURN(ConsulInstance instance, NewConsulInstance(options));  // instance/instance.h
+//   ASSIGN_OR_RETURN(std::unique_ptr<LockManager> manager, LockManager::Create(instance.locks));
 //   ASSIGN_OR_RETURN(std::shared_ptr<DistributedLock> lock, manager->GetLock("schema/db1"));
 //   RETURN_IF_ERROR(lock->Lock());
 //   RETURN_IF_ERROR(PersistIfHeld(*lock, "/metadata/db1/version", "7"));  // fenced write
@@ -26,9 +27,9 @@
 // fenced writes (`check-index` + the writes) are transactions checking that index: a delayed or
 // resent release or write of one hold never acts on a later hold of the same process.
 //
-// Built from what it uses: the repository's InstanceParts (consul_repository.h): the instance
-// session, the client, the watch engine (key watches), the serial executor (lost listeners), the
-// key space and the timing options.
+// Built from what it uses (LockManagerParts below), handed over by the instance's composition
+// root (instance/instance.h): the instance session, the client, the key watcher, the serial
+// executor (lost listeners), the key space and three timings. It sees none of the repository.
 //
 // Loss: a hold is lost when the instance session is lost (session observer), when the lock key
 // is deleted or held by another session (held lock keys are followed by key watches on the
@@ -54,9 +55,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "base/serial_executor.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_provider.h"
-#include "repository/consul_repository.h"
+#include "repository/instance_session.h"
+#include "repository/key_space.h"
+#include "watch/key_watcher.h"
 
 namespace registry::lock {
 
@@ -77,6 +83,22 @@ struct LockManagerOptions {
 // Checks `options`. Errors: InvalidArgument naming the field.
 absl::Status ValidateLockManagerOptions(const LockManagerOptions& options);
 
+// What a lock manager uses of the instance it is built on: parts the instance owns, which must
+// outlive the manager (instance/instance.h hands them over).
+struct LockManagerParts {
+  InstanceSession& session;        // the one session of the instance
+  consul::Client& client;          // its client (servers, token, TLS, failover state)
+  consul::Canceller& closing;      // cancelled when the instance closes
+  watch::KeyWatcher& key_watches;  // follows held lock keys (closed with the instance)
+  // Runs lost listeners and releases off the caller's thread, in order with the instance's
+  // connection events; the tasks still queued when the instance closes run before it returns.
+  SerialExecutor& tasks;
+  const KeySpace& key_space;        // how lock names map to Consul keys
+  absl::Duration session_ttl;       // the default of LockManagerOptions::max_unreachable
+  absl::Duration block_query_wait;  // server-side wait of a waiter's blocking reads
+  absl::Duration lock_retry;        // pause between attempts a lock-delay refused
+};
+
 // Hands out the locks of one repository instance: the Consul LockProvider.
 class LockManager final : public LockProvider {
  public:
@@ -84,7 +106,7 @@ class LockManager final : public LockProvider {
   // exist per instance session at a time: two would share the session, so Consul could not tell
   // their holders apart. The parts must outlive the manager. Errors: InvalidArgument for bad
   // options; FailedPrecondition if another manager of this session exists.
-  static absl::StatusOr<std::unique_ptr<LockManager>> Create(const InstanceParts& parts,
+  static absl::StatusOr<std::unique_ptr<LockManager>> Create(const LockManagerParts& parts,
                                                              LockManagerOptions options = {});
 
   // Fails waiters, reports held locks lost and waits until their lost listeners have run — except
@@ -138,11 +160,6 @@ class LockManager final : public LockProvider {
   explicit LockManager(std::shared_ptr<LockCore> core);
   std::shared_ptr<LockCore> core_;
 };
-
-// LockManager::Create on the parts of `repository`. Errors: FailedPrecondition if the
-// repository already has a manager; InvalidArgument for bad options.
-absl::StatusOr<std::unique_ptr<LockManager>> NewLockManager(ConsulRepository& repository,
-                                                            LockManagerOptions options = {});
 
 }  // namespace registry::lock
 

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/status_macros.h"
 #include "conf/registry_config.h"
+#include "instance/instance.h"
 #include "lock/consul_semaphore.h"
 #include "lock/lock_manager.h"
 #include "plugin/abi_adapter.h"
@@ -55,13 +56,13 @@ absl::StatusOr<MadeRepository> NewRepository(const conf::RegistryConfig& config)
   options.txn_max_operations = config.txn_max_operations;
   options.watch_max_connections = config.watch_max_connections;
   if (config.log_level.has_value()) SetStderrLogLevel(*config.log_level);
-  ASSIGN_OR_RETURN(std::unique_ptr<ConsulRepository> repository,
-                   NewConsulRepository(std::move(options)));
-  ConsulRepository* made = repository.get();  // its locks go before it (MadeRepository)
-  return MadeRepository{std::move(repository),
-                        [made]() -> absl::StatusOr<std::unique_ptr<lock::LockProvider>> {
-                          return lock::NewLockManager(*made);
-                        }};
+  ASSIGN_OR_RETURN(ConsulInstance instance, NewConsulInstance(std::move(options)));
+  // The parts stay valid while the repository lives, and its locks go before it (MadeRepository).
+  return MadeRepository{
+      std::move(instance.repository),
+      [locks = instance.locks]() -> absl::StatusOr<std::unique_ptr<lock::LockProvider>> {
+        return lock::LockManager::Create(locks);
+      }};
 }
 
 absl::Status ApplyOverrides(const PropList& overrides, conf::RegistryConfig* config) {

@@ -26,74 +26,26 @@
 namespace registry {
 namespace {
 
-// The InstanceSession of a ConsulRepository: its keeper, as code built on the instance sees it.
-class KeeperSession final : public InstanceSession {
- public:
-  explicit KeeperSession(SessionKeeper& keeper) : keeper_(keeper) {}
-
-  absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
-    return keeper_.AcquireSessionId(deadline);
-  }
-  absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
-                               absl::FunctionRef<absl::Status()> write) override {
-    return keeper_.PersistentWrite(consul_key, tree, write);
-  }
-  std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
-  void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
-  int AddSessionObserver(Observer observer) override {
-    return keeper_.AddSessionObserver(std::move(observer));
-  }
-  void RemoveSessionObserver(int id) override { keeper_.RemoveSessionObserver(id); }
-
- private:
-  SessionKeeper& keeper_;
-};
-
 class ConsulRepositoryImpl final : public ConsulRepository {
  public:
-  ConsulRepositoryImpl(ConsulRepositoryOptions options, KeySpace space,
-                       std::unique_ptr<consul::Client> client)
-      : options_(std::move(options)),
-        space_(std::move(space)),
-        client_(std::move(client)),
-        keeper_(*client_, canceller_,
-                SessionKeeperOptions{absl::StrCat("registry:", space_.namespace_name()),
-                                     options_.session_ttl, options_.session_lock_delay,
-                                     options_.lock_retry, options_.client.request_timeout,
-                                     options_.session_node},
-                [this](std::function<void()> task) { return Post(std::move(task)); }),
-        session_(keeper_) {
-    // Every call and watch exchange tells the connection state (Close() stops both before the
-    // keeper goes).
-    client_->SetReachabilityListener(
-        [this](bool reachable) { keeper_.ReportReachable(reachable); });
-  }
+  explicit ConsulRepositoryImpl(RepositoryParts parts)
+      : owner_(std::move(parts.owner)),
+        options_(parts.options),
+        space_(parts.key_space),
+        client_(parts.client),
+        canceller_(parts.closing),
+        tasks_(parts.tasks),
+        keeper_(parts.keeper),
+        engine_(parts.watches) {}
 
   ~ConsulRepositoryImpl() override { Close().IgnoreError(); }
 
-  // Makes the watch engine (no thread yet: see watch_engine.h). Called once, before any other
-  // method. Errors: what WatchEngine::Create reports.
-  absl::Status Init() {
-    watch::WatchEngineOptions options;
-    options.block_query_wait = options_.block_query_wait;
-    options.max_queries_per_watch = options_.watch_max_connections;
-    const KeySpace* space = &space_;
-    options.key_mapper = [space](absl::string_view consul_key) {
-      return space->RepositoryKey(consul_key);
-    };
-    ASSIGN_OR_RETURN(engine_,
-                     watch::WatchEngine::Create(client_.get(), std::move(options), &tasks_));
-    return absl::OkStatus();
-  }
-
-  InstanceParts parts() override {
-    return InstanceParts{session_, *client_, canceller_, *engine_, tasks_, space_, options_};
-  }
+  std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
 
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override {
     RETURN_IF_ERROR(Check("Get", key, RootKey::kRejected));
     absl::StatusOr<consul::KvGetRawResult> result =
-        client_->KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
+        client_.KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
     if (!result.ok()) return Failed("Get", key, result.status());
     return std::move(result->value);
   }
@@ -102,7 +54,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     RETURN_IF_ERROR(Check("GetChildrenKeys", key, RootKey::kAllowed));
     const std::string prefix = space_.TreePrefix(key);
     absl::StatusOr<consul::KvKeysResult> result =
-        client_->KvKeys(prefix, "/", consul::ConsistentRead(), &canceller_);
+        client_.KvKeys(prefix, "/", consul::ConsistentRead(), &canceller_);
     if (!result.ok()) return Failed("GetChildrenKeys", key, result.status());
     return ChildNames(prefix, result->keys);
   }
@@ -110,7 +62,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   absl::StatusOr<bool> IsExisted(absl::string_view key) override {
     RETURN_IF_ERROR(Check("IsExisted", key, RootKey::kRejected));
     absl::StatusOr<consul::KvGetRawResult> result =
-        client_->KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
+        client_.KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
     if (!result.ok()) return Failed("IsExisted", key, result.status());
     return result->value.has_value();
   }
@@ -119,7 +71,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     RETURN_IF_ERROR(Check("Persist", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
     absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/false, [&] {
-      return PersistKey(*client_, canceller_, key, consul_key, value);
+      return PersistKey(client_, canceller_, key, consul_key, value);
     });
     return status.ok() ? status : Failed("Persist", key, status);
   }
@@ -128,7 +80,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     RETURN_IF_ERROR(Check("Update", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
     absl::Status status = keeper_.Update(
-        consul_key, value, [&] { return UpdateKey(*client_, canceller_, key, consul_key, value); });
+        consul_key, value, [&] { return UpdateKey(client_, canceller_, key, consul_key, value); });
     return status.ok() ? status : Failed("Update", key, status);
   }
 
@@ -137,7 +89,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     const bool root = key == "/";
     const std::string consul_key = root ? space_.namespace_name() : space_.ConsulKey(key);
     absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/true, [&] {
-      return DeleteTree(*client_, canceller_, root ? "" : consul_key, space_.TreePrefix(key));
+      return DeleteTree(client_, canceller_, root ? "" : consul_key, space_.TreePrefix(key));
     });
     return status.ok() ? status : Failed("Delete", key, status);
   }
@@ -159,7 +111,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
       std::vector<std::string> keys;
       for (size_t i = slice.begin; i < slice.end; ++i) keys.push_back(consul_entries[i].first);
       absl::Status status = keeper_.PersistentWrites(keys, /*tree=*/false, [&] {
-        return PersistSlice(*client_, canceller_, consul_entries, slice);
+        return PersistSlice(client_, canceller_, consul_entries, slice);
       });
       if (!status.ok()) {
         return Failed("PersistBatch", entries[slice.begin].first,
@@ -191,7 +143,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   absl::StatusOr<std::vector<StoredEntry>> ListEntries(absl::string_view key) override {
     RETURN_IF_ERROR(Check("ListEntries", key, RootKey::kAllowed));
     absl::StatusOr<std::vector<StoredEntry>> entries =
-        ListSubtreeEntries(*client_, canceller_, space_, key);
+        ListSubtreeEntries(client_, canceller_, space_, key);
     if (!entries.ok()) return Failed("ListEntries", key, entries.status());
     return entries;
   }
@@ -232,7 +184,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     watch_options.replay_existing = options.replay_existing;
     // No lock is held while the engine lists the subtree or calls back.
     absl::StatusOr<watch::WatchId> id =
-        engine_->Watch(std::move(consul_key), std::move(listener), watch_options);
+        engine_.Watch(std::move(consul_key), std::move(listener), watch_options);
     if (!id.ok()) return Failed("Watch", key, id.status());
     absl::MutexLock lock(&watch_mu_);
     if (watch_closed_) {  // Close() ran since the check: it closed the engine, which dropped it
@@ -262,7 +214,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
       watch_closed_ = true;
       watch_keys_.clear();
     }
-    if (engine_ != nullptr) engine_->Close();  // null only when Init() failed
+    engine_.Close();
     tasks_.Stop();
     return status;
   }
@@ -283,12 +235,8 @@ class ConsulRepositoryImpl final : public ConsulRepository {
         }
       }
     }
-    for (watch::WatchId id : ids) engine_->Remove(id);  // waits for running calls, no lock held
+    for (watch::WatchId id : ids) engine_.Remove(id);  // waits for running calls, no lock held
   }
-
-  // Runs `task` on the serial executor (connection events, session observers); false once
-  // closed.
-  bool Post(std::function<void()> task) { return tasks_.Post(std::move(task)); }
 
   // Validates `key` and fails once closed.
   absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
@@ -314,23 +262,22 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     return Prefixed(absl::StrCat(operation, " '", Abbreviated(key), "'"), status);
   }
 
-  const ConsulRepositoryOptions options_;
-  const KeySpace space_;
-  const std::unique_ptr<consul::Client> client_;
-  consul::Canceller canceller_;  // cancelled by Close(); shared by every request
-  // The serial executor, and the workers of the engine's listeners; no thread before work.
-  // Stopped by Close() after the keeper and the engine, which post to it.
-  watch::Dispatcher tasks_{watch::DispatcherOptions{}};
-  SessionKeeper keeper_;  // stopped and joined before the client, canceller and executor go
-  KeeperSession session_;
+  // Keeps every part below alive: declared first, so released after the repository's own state.
+  const std::shared_ptr<void> owner_;
+  const ConsulRepositoryOptions& options_;
+  const KeySpace& space_;
+  consul::Client& client_;
+  consul::Canceller& canceller_;  // cancelled by Close(); shared by every request
+  // The serial executor, and the workers of the engine's listeners; stopped by Close() after
+  // the keeper and the engine, which post to it.
+  watch::Dispatcher& tasks_;
+  SessionKeeper& keeper_;
+  watch::WatchEngine& engine_;
 
   absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back
   bool watch_closed_ ABSL_GUARDED_BY(watch_mu_) = false;
   // Data listeners by repository key (several per key possible).
   std::map<WatchId, std::string> watch_keys_ ABSL_GUARDED_BY(watch_mu_);  // live watches' keys
-  // Made by Init(), never reset before the repository goes. Declared last: destroyed (joining its
-  // IO thread) before everything it uses.
-  std::unique_ptr<watch::WatchEngine> engine_;
 };
 
 }  // namespace
@@ -372,15 +319,8 @@ absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& opti
   return consul::ValidateClientOptions(options.client);
 }
 
-absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
-    ConsulRepositoryOptions options) {
-  RETURN_IF_ERROR(ValidateConsulRepositoryOptions(options));
-  ASSIGN_OR_RETURN(KeySpace space, KeySpace::Create(options.namespace_name));
-  ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client, consul::Client::Create(options.client));
-  auto repository = std::make_unique<ConsulRepositoryImpl>(std::move(options), std::move(space),
-                                                           std::move(client));
-  RETURN_IF_ERROR(repository->Init());
-  return repository;
+std::unique_ptr<ConsulRepository> NewConsulRepositoryOn(RepositoryParts parts) {
+  return std::make_unique<ConsulRepositoryImpl>(std::move(parts));
 }
 
 }  // namespace registry

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // repository/consul_repository.h
 //
-// The Consul-backed Repository: the factory the plugin calls. Keys live under "<namespace>/" in
-// Consul's KV store ("/a/b" is stored as "<namespace>/a/b"); ephemeral keys are bound to one
-// Consul session per repository instance (Behavior=delete, TTL-only, no health checks), created
-// on the first ephemeral write and renewed at session_ttl / 2 by a background thread.
+// The Consul-backed Repository, built on the parts of its instance by the composition root
+// (instance/instance.h, whose NewConsulRepository is the factory the plugin calls). Keys live under
+// "<namespace>/" in Consul's KV store ("/a/b" is stored as "<namespace>/a/b"); ephemeral keys are
+// bound to one Consul session per repository instance (Behavior=delete, TTL-only, no health
+// checks), created on the first ephemeral write and renewed at session_ttl / 2 by a background
+// thread.
 //
 // Session loss (renew answers 404, or no renew succeeded for longer than session_ttl): the
 // instance creates a new session, persists every ephemeral key it wrote again and tells the
@@ -49,8 +51,8 @@
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "registry/repository.h"
-#include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "repository/session_keeper.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
 
@@ -86,34 +88,32 @@ struct ConsulRepositoryOptions {
 // Checks `options` without contacting any server. Errors: InvalidArgument naming the field.
 absl::Status ValidateConsulRepositoryOptions(const ConsulRepositoryOptions& options);
 
-// What code built on one repository instance uses of it, such as distributed locks
-// (lock/lock_manager.h): each part is the repository's own, valid while the repository object
-// lives.
-struct InstanceParts {
-  InstanceSession& session;     // the one session of the instance
-  consul::Client& client;       // its client (servers, token, TLS, failover state)
-  consul::Canceller& closing;   // cancelled by Close(): pass it to requests made for the instance
-  watch::WatchEngine& watches;  // its watch engine, for key watches (closed by Close())
-  // Its serial executor: tasks run off the caller's thread, one at a time, in order with the
-  // connection events; those still queued at Close() run before it returns (Dispatcher::Post).
-  watch::Dispatcher& tasks;
-  const KeySpace& key_space;  // how repository keys map to Consul keys
+// What a repository uses of its instance: parts the composition root (instance/instance.h)
+// built. `owner` keeps them alive: the repository is the only object the middleware holds, so
+// it releases them last, after its own state, when it is destroyed.
+struct RepositoryParts {
   const ConsulRepositoryOptions& options;
+  const KeySpace& key_space;
+  consul::Client& client;
+  consul::Canceller& closing;  // cancelled by Close(): passed to every request of the instance
+  SessionKeeper& keeper;       // the instance session and its ephemeral keys
+  watch::WatchEngine& watches;
+  // The serial executor (connection events), whose workers also run the engine's listeners.
+  watch::Dispatcher& tasks;
+  std::shared_ptr<void> owner;
 };
 
 // The Consul-backed Repository.
 class ConsulRepository : public Repository {
  public:
-  // What code built on this instance shares with it (see InstanceParts).
-  virtual InstanceParts parts() = 0;
+  // The instance session the ephemeral keys are bound to now; "" while there is none (no
+  // ephemeral write yet, or a lost one not yet replaced).
+  virtual std::string CurrentSessionId() = 0;
 };
 
-// Validates `options` and returns a repository that has not contacted any server yet (the first
-// call does; no session exists until the first ephemeral write) and runs no thread. Errors:
-// InvalidArgument for bad options (naming the field), or what the client reports for its own
-// options; ResourceExhausted when the watch engine cannot allocate its descriptors.
-absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
-    ConsulRepositoryOptions options);
+// The repository over `parts`. Runs no thread and contacts no server. Close() stops the keeper,
+// then the engine, then the executor (running the tasks still queued).
+std::unique_ptr<ConsulRepository> NewConsulRepositoryOn(RepositoryParts parts);
 
 }  // namespace registry
 

@@ -2,8 +2,9 @@
 // repository/instance_session.h
 //
 // The instance session as code built on a repository sees it (distributed locks): one Consul
-// session per repository instance, never one per lock or per key. A ConsulRepository hands it
-// out with the rest of what such code uses (InstanceParts, consul_repository.h).
+// session per repository instance, never one per lock or per key. The composition root
+// (instance/instance.h) hands it to the lock manager with the rest of what it uses
+// (LockManagerParts, lock/lock_manager.h).
 //
 //   ASSIGN_OR_RETURN(std::string id, session.AcquireSessionId(absl::InfiniteFuture()));
 //   client.KvPut(lock_key, value, {.acquire = id}, &closing);

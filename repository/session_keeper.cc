@@ -20,12 +20,12 @@
 namespace registry {
 
 SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& canceller,
-                             SessionKeeperOptions options, Executor executor)
+                             SessionKeeperOptions options, SerialExecutor& executor)
     : client_(client),
       canceller_(canceller),
       options_(std::move(options)),
       session_node_(options_.session_node),
-      executor_(std::move(executor)),
+      executor_(executor),
       lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
   absl::MutexLock lock(&mu_);
   CountStateLocked(+1);  // connecting, until Stop()

@@ -61,6 +61,7 @@
 #include "base/limits.h"
 #include "base/listener_registry.h"
 #include "base/monotonic.h"
+#include "base/serial_executor.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "registry/repository.h"
@@ -85,15 +86,11 @@ struct SessionKeeperOptions {
 
 class SessionKeeper {
  public:
-  // Runs a task off the caller's thread, after every task it was given before; false when it
-  // no longer takes tasks. Tasks it was given must run (or find the keeper stopped) before the
-  // keeper is destroyed.
-  using Executor = std::function<bool(std::function<void()> task)>;
-
-  // `client` and `canceller` must outlive the keeper; Stop() cancels `canceller`. `executor`
-  // delivers the events to listeners and observers.
+  // `client`, `canceller` and `executor` must outlive the keeper; Stop() cancels `canceller`.
+  // `executor` delivers the events to listeners and observers; the tasks it was given must run
+  // (or find the keeper stopped) before the keeper is destroyed.
   SessionKeeper(consul::Client& client, consul::Canceller& canceller, SessionKeeperOptions options,
-                Executor executor);
+                SerialExecutor& executor);
   ~SessionKeeper();  // Stop(), then joins the thread
   SessionKeeper(const SessionKeeper&) = delete;
   SessionKeeper& operator=(const SessionKeeper&) = delete;
@@ -221,7 +218,7 @@ class SessionKeeper {
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
   SessionNode session_node_;
-  const Executor executor_;
+  SerialExecutor& executor_;
 
   // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.
   // Acquired before mu_, never while holding it.

@@ -75,7 +75,7 @@ void SessionKeeper::QueueEventLocked(Event event) {
   events_.push_back(std::move(event));
   if (draining_ || stopping_) return;
   draining_ = true;
-  if (!executor_([this] { Drain(); })) {
+  if (!executor_.Post([this] { Drain(); })) {
     draining_ = false;
     Log(LogLevel::kWarn, "session",
         "a connection event was not delivered: the repository is closing");

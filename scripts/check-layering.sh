@@ -13,9 +13,10 @@ declare -A allowed=(
   [watch]="base consul registry"
   [repository]="base consul registry watch"
   [lock]="base consul registry watch repository"
+  [instance]="base consul registry watch repository lock"
   [conf]="base"
   [devserver]="base"
-  [plugin]="base conf consul registry repository watch lock"
+  [plugin]="base conf consul registry repository watch lock instance"
   [tools]="base conf registry plugin"
 )
 project_folders=" ${!allowed[*]} "
@@ -35,5 +36,15 @@ for folder in "${!allowed[@]}"; do
     fi
   done < <(git grep -n '#include "' -- "$folder/*.h" "$folder/*.cc" | sed -E 's/^([^:]+):[0-9]+:/\1:/')
 done
-[ $status -eq 0 ] && echo "check-layering: ${#allowed[@]} folders follow the layering"
+# lock/ sees its instance through interfaces only: the composition root (instance/) hands them
+# over, so no lock file includes the repository's or the watch engine's implementation.
+lock_may_use=" repository/instance_session.h repository/key_space.h watch/key_watcher.h "
+while IFS= read -r line; do
+  included=$(sed -E 's/.*#include "([^"]+)".*/\1/' <<<"${line#*:}")
+  if [[ "$lock_may_use" != *" $included "* ]]; then
+    echo "check-layering: ${line%%:*} includes $included, but lock/ may use of repository/ and watch/ only:$lock_may_use"
+    status=1
+  fi
+done < <(git grep -n -E '#include "(repository|watch)/' -- 'lock/*.h' 'lock/*.cc' | sed -E 's/^([^:]+):[0-9]+:/\1:/')
+[ $status -eq 0 ] && echo "check-layering: ${#allowed[@]} folders follow the layering; lock/ uses interfaces only"
 exit $status

@@ -20,8 +20,9 @@
 // Besides data events, a watch's queue can carry calls (a key watch's observations, see
 // watch_engine.h), and the dispatcher has one queue of its own for posted tasks (Post()), which
 // are never dropped. Everything in one queue runs in order, so the task queue is a serial
-// executor: a repository runs its ordered work on it (connection events, session observers, lock
-// lost listeners) and lends the dispatcher to its watch engine, so that both share one worker.
+// executor (base/serial_executor.h): the instance runs its ordered work on it (connection
+// events, session observers, lock lost listeners) and lends the dispatcher to its watch engine,
+// so that both share one worker.
 //
 // No thread before work: the first worker starts with the first queued event, call or task.
 // The supervisor is whoever calls Supervise() (a watch engine's IO thread); with none set,
@@ -47,6 +48,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/serial_executor.h"
 #include "registry/events.h"
 
 namespace registry::watch {
@@ -62,12 +64,12 @@ struct DispatcherOptions {
   size_t batch_size = 64;
 };
 
-class Dispatcher {
+class Dispatcher final : public SerialExecutor {
  public:
   // Starts no thread (see "No thread before work"); `wake_supervisor` as for SetSupervisor().
   explicit Dispatcher(DispatcherOptions options, std::function<void()> wake_supervisor = nullptr);
   // Stops (see Stop()). Must not run on one of this dispatcher's workers.
-  ~Dispatcher();
+  ~Dispatcher() override;
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
@@ -87,7 +89,7 @@ class Dispatcher {
   // Runs `task` on a worker, after every task posted before it. A task is never dropped: those
   // still pending when Stop() is called run on the thread calling Stop() before it returns.
   // False (and `task` not run) after Stop().
-  bool Post(std::function<void()> task);
+  bool Post(std::function<void()> task) override;
 
   // Forgets watch `id` and drops its pending events. When it returns, the listener is not
   // running and will not be called again — except when called from inside that listener: then
@@ -118,7 +120,7 @@ class Dispatcher {
 
   // True when called from inside a posted task (on a worker, or run by Stop()). A task must not
   // wait for a later task: they run one at a time.
-  bool InTask() const;
+  bool InTask() const override;
 
  private:
   // One entry of a queue: an event for the watch's listener, or a call (or posted task).

@@ -89,10 +89,9 @@
 #include "registry/events.h"
 #include "watch/diff.h"
 #include "watch/dispatcher.h"
+#include "watch/key_watcher.h"
 
 namespace registry::watch {
-
-using WatchId = uint64_t;
 
 namespace internal {
 class IoLoop;
@@ -118,22 +117,13 @@ struct WatchEngineOptions {
   absl::Duration split_guard_pause = absl::Milliseconds(50);  // zero: ask again at once
 };
 
-// Receives the state of one key: its entry, or nullopt when it does not exist.
-using KeyObserver = std::function<void(const std::optional<consul::DirEntry>& entry)>;
-
-struct KeyWatchOptions {
-  // When the first read is made (on MonotonicNow()'s clock, base/monotonic.h); at once by
-  // default.
-  absl::Time start_at = absl::InfinitePast();
-};
-
 struct WatchOptions {
   // Report every key that exists when the watch starts as ADDED before any other event. By
   // default the existing state is the silent starting point (ShardingSphere semantics).
   bool replay_existing = false;
 };
 
-class WatchEngine {
+class WatchEngine final : public KeyWatcher {
  public:
   // An engine with its own client for `client_options` and its own dispatcher. Starts no thread
   // and contacts no server. Errors: InvalidArgument for bad options (naming the field).
@@ -147,7 +137,7 @@ class WatchEngine {
                                                              Dispatcher* listeners = nullptr);
 
   // Close()s. Must not run inside one of this engine's listeners.
-  ~WatchEngine();
+  ~WatchEngine() override;
   WatchEngine(const WatchEngine&) = delete;
   WatchEngine& operator=(const WatchEngine&) = delete;
 
@@ -169,14 +159,14 @@ class WatchEngine {
   // returning. Errors: InvalidArgument for an empty key or no observer; FailedPrecondition after
   // Close(). Remove() ends it.
   absl::StatusOr<WatchId> WatchKey(std::string consul_key, KeyObserver observer,
-                                   KeyWatchOptions options = {});
+                                   KeyWatchOptions options) override;
 
   // Stops watch `id` and aborts its in-flight query. When it returns, the listener is not
   // running and will never be called again — except when called from inside that same
   // listener: then it returns at once and the listener is not called again once the current
   // call returns. Called from another watch's listener it waits for `id`'s current call (so two
   // listeners must not remove each other at the same moment). Unknown ids are ignored.
-  void Remove(WatchId id);
+  void Remove(WatchId id) override;
 
   // Stops every watch: aborts all queries (not waiting for any blocking wait), drops pending
   // events, joins the IO thread and, once running listener calls return, the listener workers

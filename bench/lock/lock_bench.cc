@@ -32,9 +32,9 @@
 #include "bench/common/bench_server.h"
 #include "consul/client.h"
 #include "gflags/gflags.h"
+#include "instance/instance.h"
 #include "lock/lock_manager.h"
 #include "nlohmann/json.hpp"
-#include "repository/consul_repository.h"
 
 DEFINE_int32(cycles, 1000, "uncontended lock+unlock cycles and bare round trips measured");
 DEFINE_int32(handoffs, 200, "handoffs measured per scenario");
@@ -154,12 +154,27 @@ const char* KindName(Recipe recipe) {
   return "mutex";
 }
 
+// A repository and its lock manager, made by the composition root. Declared in this order, so
+// that the manager goes before the repository.
+struct LockingInstance {
+  std::unique_ptr<ConsulRepository> repository;
+  std::unique_ptr<LockManager> manager;
+};
+
+LockingInstance NewLockingInstance(const ConsulRepositoryOptions& options,
+                                   LockManagerOptions lock_options = {}) {
+  ConsulInstance made = Check(NewConsulInstance(options));
+  LockingInstance instance;
+  instance.manager = Check(LockManager::Create(made.locks, std::move(lock_options)));
+  instance.repository = std::move(made.repository);
+  return instance;
+}
+
 // Uncontended Lock()+Unlock() cycles: their latency and, on the dev server, the requests each.
 nlohmann::json Uncontended(const bench::BenchServer& server, const ConsulRepositoryOptions& options,
                            Recipe recipe) {
-  std::unique_ptr<ConsulRepository> repository = Check(NewConsulRepository(options));
-  std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
-  std::shared_ptr<DistributedLock> lock = LockOf(*manager, "uncontended", recipe);
+  LockingInstance instance = NewLockingInstance(options);
+  std::shared_ptr<DistributedLock> lock = LockOf(*instance.manager, "uncontended", recipe);
   Check(lock->Lock());  // creates the instance session
   Check(lock->Unlock());
   server.ResetRequestCounts();
@@ -195,16 +210,14 @@ nlohmann::json WokenPerRelease(const bench::BenchServer& server,
   LockManagerOptions quiet;
   quiet.monitor_delay = absl::InfiniteDuration();  // no key watch of the holder in the counts
   struct Instance {
-    std::unique_ptr<ConsulRepository> repository;
-    std::unique_ptr<LockManager> manager;
+    LockingInstance parts;
     std::shared_ptr<DistributedLock> lock;
   };
   std::vector<Instance> instances(waiters + 1);
   const std::string name = absl::StrCat("herd-", KindName(recipe), "-", waiters);
   for (Instance& instance : instances) {
-    instance.repository = Check(NewConsulRepository(options));
-    instance.manager = Check(NewLockManager(*instance.repository, quiet));
-    instance.lock = LockOf(*instance.manager, name, recipe);
+    instance.parts = NewLockingInstance(options, quiet);
+    instance.lock = LockOf(*instance.parts.manager, name, recipe);
   }
   struct Turns {  // guarded fields must be members (clang refuses the annotation on locals)
     absl::Mutex mu;
@@ -283,12 +296,10 @@ int Run() {
     const char* kind = KindName(recipe);
     out["uncontended"][kind] = Uncontended(*server, options, recipe);
     // Handoff between two repository instances.
-    std::unique_ptr<ConsulRepository> first_repository = Check(NewConsulRepository(options));
-    std::unique_ptr<ConsulRepository> second_repository = Check(NewConsulRepository(options));
-    std::unique_ptr<LockManager> first = Check(NewLockManager(*first_repository));
-    std::unique_ptr<LockManager> second = Check(NewLockManager(*second_repository));
-    out["handoff_between_instances"][kind] = Percentiles(
-        Handoffs(*LockOf(*first, "remote", recipe), *LockOf(*second, "remote", recipe)));
+    LockingInstance first = NewLockingInstance(options);
+    LockingInstance second = NewLockingInstance(options);
+    out["handoff_between_instances"][kind] = Percentiles(Handoffs(
+        *LockOf(*first.manager, "remote", recipe), *LockOf(*second.manager, "remote", recipe)));
     for (int waiters : {1, 8, 32}) {
       out["woken_per_release"][kind][std::to_string(waiters)] =
           WokenPerRelease(*server, options, recipe, waiters);
@@ -298,9 +309,8 @@ int Run() {
   out["uncontended"][KindName(Recipe::kRead)] = Uncontended(*server, options, Recipe::kRead);
 
   {  // Handoff between two threads of one process (tier 1: the same for both kinds).
-    std::unique_ptr<ConsulRepository> repository = Check(NewConsulRepository(options));
-    std::unique_ptr<LockManager> manager = Check(NewLockManager(*repository));
-    std::shared_ptr<DistributedLock> lock = Check(manager->GetLock("local"));
+    LockingInstance instance = NewLockingInstance(options);
+    std::shared_ptr<DistributedLock> lock = Check(instance.manager->GetLock("local"));
     out["handoff_between_threads"] = Percentiles(Handoffs(*lock, *lock));
   }
 

@@ -94,11 +94,10 @@ absl::Status ClusterWorkload::AddInstance() {
   options.session_ttl = options_.ttl;
   options.session_lock_delay = absl::Seconds(1);
   options.block_query_wait = absl::Seconds(10);
-  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
-  if (!repository.ok()) return repository.status();
-  instance->repository = *std::move(repository);
-  absl::StatusOr<std::unique_ptr<lock::LockManager>> locks =
-      lock::NewLockManager(*instance->repository);
+  absl::StatusOr<ConsulInstance> made = NewConsulInstance(options);
+  if (!made.ok()) return made.status();
+  instance->repository = std::move(made->repository);
+  absl::StatusOr<std::unique_ptr<lock::LockManager>> locks = lock::LockManager::Create(made->locks);
   if (!locks.ok()) return locks.status();
   instance->locks = *std::move(locks);
   absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock = instance->locks->GetLock(kLockName);

@@ -32,11 +32,11 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "instance/instance.h"
 #include "integration/history/history_recorder.h"
 #include "integration/history/hold_recorder.h"
 #include "lock/lock_manager.h"
 #include "registry/repository.h"
-#include "repository/consul_repository.h"
 
 namespace registry::faults {
 

@@ -17,13 +17,13 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/faults/cluster_workload.h"
 #include "integration/history/history_check.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/state_recorder.h"
 #include "lock/lock_manager.h"
-#include "repository/consul_repository.h"
 
 namespace registry::faults {
 namespace {
@@ -86,12 +86,14 @@ TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheL
   options.namespace_name = "pause";
   options.session_ttl = absl::Seconds(2);
   options.session_lock_delay = absl::ZeroDuration();
-  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
-  ASSERT_TRUE(repository.ok()) << repository.status();
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(options);
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  ConsulRepository& repository = *instance->repository;
   testing::StateRecorder states;  // outlives the repository that calls it
-  (*repository)->AddConnectionListener(states.Listener());
-  ASSERT_TRUE((*repository)->PersistEphemeral("/online/me", "up").ok());
-  absl::StatusOr<std::unique_ptr<lock::LockManager>> locks = lock::NewLockManager(**repository);
+  repository.AddConnectionListener(states.Listener());
+  ASSERT_TRUE(repository.PersistEphemeral("/online/me", "up").ok());
+  absl::StatusOr<std::unique_ptr<lock::LockManager>> locks =
+      lock::LockManager::Create(instance->locks);
   ASSERT_TRUE(locks.ok()) << locks.status();
   absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock = (*locks)->GetLock("held");
   ASSERT_TRUE(lock.ok()) << lock.status();
@@ -110,14 +112,14 @@ TEST(ServerPauseTest, ServerPausedForTwoTtlsMeansSuspendedLostReconnectedAndTheL
       {ConnectionState::kSuspended, ConnectionState::kLost, ConnectionState::kReconnected},
       absl::Seconds(30)))
       << testing::StatesToString(states.states());
-  absl::StatusOr<std::optional<std::string>> online = (*repository)->Get("/online/me");
+  absl::StatusOr<std::optional<std::string>> online = repository.Get("/online/me");
   ASSERT_TRUE(online.ok()) << online.status();
   EXPECT_EQ(*online, "up") << "restored under the new session";
   EXPECT_TRUE((*lock)->Unlock().ok());  // a lost hold ends locally
   const absl::Time closing = absl::Now();
   lock->reset();
   locks->reset();
-  EXPECT_TRUE((*repository)->Close().ok());
+  EXPECT_TRUE(repository.Close().ok());
   EXPECT_LT(absl::Now() - closing, absl::Seconds(5)) << "close must not hang";
 }
 

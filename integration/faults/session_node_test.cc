@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "base/plugin_metrics.h"
 #include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/consul_cluster.h"
 #include "integration/testing/dev_control.h"
@@ -25,7 +26,6 @@
 #include "integration/testing/server_test.h"
 #include "integration/testing/state_recorder.h"
 #include "nlohmann/json.hpp"
-#include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 
 namespace registry::faults {
@@ -117,7 +117,7 @@ Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> sess
   if (!repository.ok()) return {};
   (*repository)->AddConnectionListener(recorder.Listener());
   EXPECT_TRUE((*repository)->PersistEphemeral("/online/a", "a").ok());
-  const std::string id = (*repository)->parts().session.CurrentSessionId();
+  const std::string id = (*repository)->CurrentSessionId();
   const std::string survivor = (*cluster)->address(*leader);
   Outcome outcome;
   outcome.killed = absl::StrCat("server", doomed);
@@ -137,7 +137,7 @@ Outcome KillTheServerTheSessionWasCreatedThrough(std::optional<std::string> sess
   } else {
     const uint64_t renewed = SuccessfulRenewals();
     outcome.kept = Eventually([&] { return SuccessfulRenewals() >= renewed + 2; }) &&
-                   (*repository)->parts().session.CurrentSessionId() == id;
+                   (*repository)->CurrentSessionId() == id;
     const std::vector<ConnectionState> states = recorder.states();
     EXPECT_EQ(std::count(states.begin(), states.end(), ConnectionState::kLost), 0)
         << StatesToString(states);

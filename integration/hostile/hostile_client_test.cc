@@ -13,10 +13,10 @@
 #include "consul/client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/hostile/hostile_server.h"
 #include "integration/hostile/hostile_testing.h"
 #include "lock/lock_manager.h"
-#include "repository/consul_repository.h"
 
 namespace registry::integration {
 namespace {
@@ -47,15 +47,19 @@ std::unique_ptr<consul::Client> NewClient(const std::string& address) {
   return client.ok() ? *std::move(client) : nullptr;
 }
 
-std::unique_ptr<ConsulRepository> NewRepository(const std::string& address) {
+absl::StatusOr<ConsulInstance> NewInstance(const std::string& address) {
   ConsulRepositoryOptions options;
   options.client = ClientFor(address);
   options.namespace_name = "hostile";
   options.session_ttl = absl::Seconds(10);
   options.block_query_wait = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
-  EXPECT_TRUE(repository.ok()) << repository.status();
-  return repository.ok() ? *std::move(repository) : nullptr;
+  return NewConsulInstance(options);
+}
+
+std::unique_ptr<ConsulRepository> NewRepository(const std::string& address) {
+  absl::StatusOr<ConsulInstance> instance = NewInstance(address);
+  EXPECT_TRUE(instance.ok()) << instance.status();
+  return instance.ok() ? std::move(instance->repository) : nullptr;
 }
 
 TEST(HostileServerTest, AListingLargerThanTheLimitFailsNamingItAndIsNotReadToTheEnd) {
@@ -105,10 +109,12 @@ class HostileLockTest : public ::testing::TestWithParam<Peer> {
       server_ = StartServer(Behaviour::kSilent);
       ASSERT_NE(server_, nullptr);
     }
-    repository_ = NewRepository(server_ != nullptr ? server_->address() : ClosedLoopbackAddress());
-    ASSERT_NE(repository_, nullptr);
+    absl::StatusOr<ConsulInstance> instance =
+        NewInstance(server_ != nullptr ? server_->address() : ClosedLoopbackAddress());
+    ASSERT_TRUE(instance.ok()) << instance.status();
+    repository_ = std::move(instance->repository);
     absl::StatusOr<std::unique_ptr<lock::LockManager>> manager =
-        lock::NewLockManager(*repository_, {});
+        lock::LockManager::Create(instance->locks, {});
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = *std::move(manager);
   }

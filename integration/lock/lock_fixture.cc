@@ -20,16 +20,27 @@ ConsulRepositoryOptions LockTest::RepositoryOptions() {
 }
 
 std::unique_ptr<ConsulRepository> LockTest::NewRepository() {
-  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository =
-      NewConsulRepository(RepositoryOptions());
-  EXPECT_TRUE(repository.ok()) << repository.status();
-  return repository.ok() ? *std::move(repository) : nullptr;
+  return NewRepository(RepositoryOptions());
+}
+
+std::unique_ptr<ConsulRepository> LockTest::NewRepository(const ConsulRepositoryOptions& options) {
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(options);
+  EXPECT_TRUE(instance.ok()) << instance.status();
+  if (!instance.ok()) return nullptr;
+  instances_.erase(instance->repository.get());  // an address reused after a repository went
+  instances_.emplace(instance->repository.get(), instance->locks);
+  return std::move(instance->repository);
 }
 
 std::unique_ptr<LockManager> LockTest::NewManager(ConsulRepository& repository,
                                                   LockManagerOptions options) {
+  auto it = instances_.find(&repository);
+  if (it == instances_.end()) {
+    ADD_FAILURE() << "NewManager: the repository was not made by NewRepository()";
+    return nullptr;
+  }
   absl::StatusOr<std::unique_ptr<LockManager>> manager =
-      NewLockManager(repository, std::move(options));
+      LockManager::Create(it->second, std::move(options));
   EXPECT_TRUE(manager.ok()) << manager.status();
   return manager.ok() ? *std::move(manager) : nullptr;
 }

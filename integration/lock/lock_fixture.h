@@ -8,6 +8,7 @@
 #ifndef INTEGRATION_LOCK_LOCK_FIXTURE_H_
 #define INTEGRATION_LOCK_LOCK_FIXTURE_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,13 +17,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "consul/client.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
+#include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/testing/server_test.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
 #include "registry/repository.h"
-#include "repository/consul_repository.h"
 
 namespace registry::lock::testing {
 
@@ -36,7 +37,12 @@ class LockTest : public registry::testing::ServerTest {
  protected:
   // TTL 1 s, lock-delay kLockDelay, lock retry 50 ms, blocking wait 5 s, namespace "locks".
   ConsulRepositoryOptions RepositoryOptions();
+  // A repository of a new instance (with RepositoryOptions() by default); NewManager builds the
+  // instance's lock manager.
   std::unique_ptr<ConsulRepository> NewRepository();
+  std::unique_ptr<ConsulRepository> NewRepository(const ConsulRepositoryOptions& options);
+  // The lock manager of the instance of `repository`, made by NewRepository() (which must
+  // still live).
   std::unique_ptr<LockManager> NewManager(ConsulRepository& repository,
                                           LockManagerOptions options = {});
   // manager.GetLock(name), failing the test on error.
@@ -49,6 +55,10 @@ class LockTest : public registry::testing::ServerTest {
   // The slowest of 20 plain reads against the dev server, in this build and run: the unit of a
   // timing bound, so that a sanitizer build on a loaded machine gets a proportionally wider one.
   absl::Duration SlowestRoundTrip();
+
+ private:
+  // What NewManager needs of each instance NewRepository made, by its repository.
+  std::map<const ConsulRepository*, LockManagerParts> instances_;
 };
 
 // Lock tests that need the dev server's fault injection or request counts.

@@ -15,10 +15,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/lock/lock_fixture.h"
 #include "integration/testing/delay_proxy.h"
 #include "lock/lock_manager.h"
-#include "repository/consul_repository.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -52,14 +52,14 @@ TEST_F(LockTest, AHolderCutOffWithALeaderlessServerLosesItsHoldBeforeAnotherInst
   ASSERT_TRUE(minority.ok()) << minority.status();
   ConsulRepositoryOptions holder_options = RepositoryOptions();
   holder_options.client.servers = (*minority)->address();
-  auto holder_repository = NewConsulRepository(holder_options);
-  ASSERT_TRUE(holder_repository.ok()) << holder_repository.status();
+  std::unique_ptr<ConsulRepository> holder_repository = NewRepository(holder_options);
+  ASSERT_NE(holder_repository, nullptr);
   // The managers' max_unreachable defaults to the 1 s TTL: under TSan and a loaded machine one
   // request through the proxy has taken longer than that, and Lock() gave up before the test
   // began. The test is about when the hold ends, which the session decides, not this budget.
   LockManagerOptions patient;
   patient.max_unreachable = kPatience;
-  auto holder_manager = NewManager(**holder_repository, patient);
+  auto holder_manager = NewManager(*holder_repository, patient);
   auto held = GetLock(*holder_manager, "minority");
   Moment hold_ended;
   held->AddLostListener([&](const std::string&, const absl::Status&) { hold_ended.Mark(); });

@@ -13,8 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
+#include "instance/instance.h"
 #include "lock/lock_manager.h"
-#include "repository/consul_repository.h"
 
 DEFINE_string(servers, "127.0.0.1:8500", "Consul servers");
 DEFINE_string(token, "", "ACL token");
@@ -39,20 +39,20 @@ int Run() {
   options.session_lock_delay = absl::Milliseconds(500);
   options.lock_retry = absl::Milliseconds(50);
   options.block_query_wait = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<registry::ConsulRepository>> repository =
-      registry::NewConsulRepository(options);
-  if (!repository.ok()) return Fail(repository.status());
+  absl::StatusOr<registry::ConsulInstance> instance = registry::NewConsulInstance(options);
+  if (!instance.ok()) return Fail(instance.status());
+  registry::ConsulRepository& repository = *instance->repository;
   int result = 0;
   {
     absl::StatusOr<std::unique_ptr<registry::lock::LockManager>> manager =
-        registry::lock::NewLockManager(**repository);
+        registry::lock::LockManager::Create(instance->locks);
     if (!manager.ok()) return Fail(manager.status());
     absl::StatusOr<std::shared_ptr<registry::lock::DistributedLock>> lock =
         (*manager)->GetLock(FLAGS_name);
     if (!lock.ok()) return Fail(lock.status());
     for (int round = 0; round < FLAGS_rounds && result == 0; ++round) {
       if (absl::Status status = (*lock)->Lock(); !status.ok()) return Fail(status);
-      absl::StatusOr<std::optional<std::string>> value = (*repository)->Get(FLAGS_key);
+      absl::StatusOr<std::optional<std::string>> value = repository.Get(FLAGS_key);
       int count = 0;
       absl::Status status = value.status();
       if (status.ok() && value->has_value() && !absl::SimpleAtoi(**value, &count)) {
@@ -65,7 +65,7 @@ int Run() {
       if (absl::Status unlocked = (*lock)->Unlock(); !unlocked.ok()) result = Fail(unlocked);
     }
   }
-  if (absl::Status closed = (*repository)->Close(); !closed.ok() && result == 0) {
+  if (absl::Status closed = repository.Close(); !closed.ok() && result == 0) {
     result = Fail(closed);
   }
   return result;

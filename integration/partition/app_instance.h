@@ -27,9 +27,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "instance/instance.h"
 #include "integration/partition/network_lab.h"
 #include "registry/repository.h"
-#include "repository/consul_repository.h"
 
 namespace registry::partition {
 

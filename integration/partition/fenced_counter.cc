@@ -88,10 +88,12 @@ std::vector<FencedAttempt> FencedWriter::Attempts() {
 
 void FencedWriter::Loop() {
   // Made here, on the namespace thread, so the repository's sockets and threads live in the node.
-  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options_);
-  if (!repository.ok()) return;
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(options_);
+  if (!instance.ok()) return;
+  ConsulRepository& repository = *instance->repository;
   {
-    absl::StatusOr<std::unique_ptr<lock::LockManager>> manager = lock::NewLockManager(**repository);
+    absl::StatusOr<std::unique_ptr<lock::LockManager>> manager =
+        lock::LockManager::Create(instance->locks);
     absl::StatusOr<std::shared_ptr<lock::DistributedLock>> lock =
         manager.ok() ? (*manager)->GetLock(kLockName) : manager.status();
     if (lock.ok()) {
@@ -101,9 +103,9 @@ void FencedWriter::Loop() {
       absl::MutexLock l(&mu_);
       return stop_;
     };
-    while (lock.ok() && !stopped()) Round(**repository, **lock);
+    while (lock.ok() && !stopped()) Round(repository, **lock);
   }
-  (*repository)->Close().IgnoreError();
+  repository.Close().IgnoreError();
 }
 
 void FencedWriter::Round(Repository& repository, lock::DistributedLock& lock) {

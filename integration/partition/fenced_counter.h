@@ -33,11 +33,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "instance/instance.h"
 #include "integration/history/history_recorder.h"
 #include "integration/history/hold_recorder.h"
 #include "integration/partition/network_lab.h"
 #include "lock/lock_manager.h"
-#include "repository/consul_repository.h"
 
 namespace registry::partition {
 

@@ -17,12 +17,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
 #include "integration/testing/server_test.h"
 #include "nlohmann/json.hpp"
-#include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 
 namespace {
@@ -73,7 +73,7 @@ TEST_F(ClockStepTest, RenewalKeepsItsPaceWhenTheWallClockStepsBackAnHour) {
   absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
   ASSERT_TRUE(repository.ok()) << repository.status();
   ASSERT_TRUE((*repository)->PersistEphemeral("/online/me", "1").ok());
-  const std::string session = (*repository)->parts().session.CurrentSessionId();
+  const std::string session = (*repository)->CurrentSessionId();
 
   const absl::Time before = absl::Now();
   realtime_offset_ns.store(-absl::ToInt64Nanoseconds(absl::Hours(1)));

@@ -210,14 +210,16 @@ TEST_F(RepositoryEphemeralTest, ACleanCloseLeavesAKeyAnotherInstanceTookOver) {
   EXPECT_EQ(*own, std::nullopt);
 }
 
-TEST_F(RepositoryEphemeralTest, PartsShareTheKeySpaceOptionsAndSession) {
-  std::unique_ptr<ConsulRepository> repository = NewRepository("governance_ds");
-  InstanceParts parts = repository->parts();
+TEST_F(RepositoryEphemeralTest, TheLockPartsShareTheRepositorysKeySpaceSettingsAndSession) {
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(Options("governance_ds"));
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  const lock::LockManagerParts& parts = instance->locks;
   EXPECT_EQ(parts.key_space.ConsulKey("/lock/a"), "governance_ds/lock/a");
-  EXPECT_EQ(parts.options.lock_retry, absl::Milliseconds(50));
+  EXPECT_EQ(parts.lock_retry, absl::Milliseconds(50));
   EXPECT_EQ(parts.session.CurrentSessionId(), "");  // no ephemeral use yet
-  ASSERT_TRUE(repository->PersistEphemeral("/online/a", "1").ok());
+  ASSERT_TRUE(instance->repository->PersistEphemeral("/online/a", "1").ok());
   EXPECT_EQ(parts.session.CurrentSessionId(), HolderOf("governance_ds/online/a"));
+  EXPECT_EQ(parts.session.CurrentSessionId(), instance->repository->CurrentSessionId());
   EXPECT_NE(parts.session.CurrentSessionId(), "");
 }
 

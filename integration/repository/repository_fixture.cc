@@ -22,7 +22,7 @@ ConsulRepositoryOptions RepositoryTest::Options(const std::string& name) {
 }
 
 std::string RepositoryTest::SessionOf(ConsulRepository& repository) {
-  return repository.parts().session.CurrentSessionId();
+  return repository.CurrentSessionId();
 }
 
 std::unique_ptr<ConsulRepository> RepositoryTest::NewRepository(const std::string& name) {

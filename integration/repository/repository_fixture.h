@@ -16,12 +16,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "consul/client.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
+#include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/testing/server_test.h"
 #include "integration/testing/state_recorder.h"
 #include "registry/repository.h"
-#include "repository/consul_repository.h"
 
 namespace registry::testing {
 

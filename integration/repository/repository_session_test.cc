@@ -165,8 +165,10 @@ TEST_F(RepositorySessionFaultsTest, ASessionGivenUpIsDestroyedOnceTheServerAnswe
 TEST_F(RepositorySessionTest, SessionObserversLearnTheLostAndTheNewSession) {
   absl::Mutex mu;  // outlive the repository whose observer uses them
   std::vector<std::string> seen;
-  std::unique_ptr<ConsulRepository> repository = NewRepository();
-  InstanceSession* session = &repository->parts().session;
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(Options());
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  std::unique_ptr<ConsulRepository> repository = std::move(instance->repository);
+  InstanceSession* session = &instance->locks.session;
   session->AddSessionObserver([&](const InstanceSession::Event& event) {
     absl::MutexLock lock(&mu);
     seen.push_back(absl::StrCat(
@@ -201,7 +203,9 @@ TEST_F(RepositorySessionTest, RemovedListenerIsNotCalledAgain) {
 }
 
 TEST_F(RepositorySessionTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPrecondition) {
-  std::unique_ptr<ConsulRepository> repository = NewRepository();
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(Options());
+  ASSERT_TRUE(instance.ok()) << instance.status();
+  std::unique_ptr<ConsulRepository> repository = std::move(instance->repository);
   ASSERT_TRUE(repository->PersistEphemeral("/a", "v").ok());
   EXPECT_TRUE(repository->Close().ok());
   EXPECT_TRUE(repository->Close().ok());
@@ -210,7 +214,7 @@ TEST_F(RepositorySessionTest, CloseTwiceSucceedsAndLaterCallsFailWithFailedPreco
   EXPECT_EQ(repository->PersistEphemeral("/a", "v").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(repository->PersistExclusiveEphemeral("/b", "v").status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(repository->parts().session.AcquireSessionId(absl::InfiniteFuture()).status().code(),
+  EXPECT_EQ(instance->locks.session.AcquireSessionId(absl::InfiniteFuture()).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
 

@@ -9,9 +9,9 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/watch/watch_fixture.h"
 #include "registry/repository.h"
-#include "repository/consul_repository.h"
 #include "repository/instance_session.h"
 
 namespace registry::watch::testing {
@@ -79,7 +79,7 @@ TEST_F(RepositoryWatchTest, ExpiredInstanceSessionShowsItsEphemeralKeyDeletedThe
   replay.replay_existing = true;
   ASSERT_TRUE(observer->Watch("/online", mirror.Listener(), replay).ok());
   ASSERT_TRUE(mirror.AwaitView({{"/online/node-1", "up"}}));
-  const std::string session = owner->parts().session.CurrentSessionId();
+  const std::string session = owner->CurrentSessionId();
   ASSERT_FALSE(session.empty());
   ASSERT_TRUE(ExpireSession(session).ok());
   // The key goes with the session; the owner re-persists it after the lock-delay (500 ms).

@@ -11,11 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "gtest/gtest.h"
 #include "devserver/dev_server.h"
+#include "gtest/gtest.h"
+#include "instance/instance.h"
 #include "integration/testing/server_test.h"
 #include "registry/repository.h"
-#include "repository/consul_repository.h"
 
 namespace registry::testing {
 namespace {

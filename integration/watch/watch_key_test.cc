@@ -66,7 +66,7 @@ class WatchKeyFaultsTest : public registry::testing::DevServerOnly<WatchTest> {}
 TEST_F(WatchKeyTest, ReportsTheFirstStateThenEveryChangeOfThatKeyAlone) {
   StateLog log;
   std::unique_ptr<WatchEngine> engine = NewEngine();
-  ASSERT_TRUE(engine->WatchKey("ns/k", log.Observer()).ok());
+  ASSERT_TRUE(engine->WatchKey("ns/k", log.Observer(), {}).ok());
   ASSERT_TRUE(log.AwaitLast("-"));
   Put("ns/k", "1");
   ASSERT_TRUE(log.AwaitLast("1@"));
@@ -87,7 +87,7 @@ TEST_F(WatchKeyTest, ReportsTheSessionThatHoldsTheKey) {
   ASSERT_TRUE(session.ok()) << session.status();
   StateLog log;
   std::unique_ptr<WatchEngine> engine = NewEngine();
-  ASSERT_TRUE(engine->WatchKey("ns/lock", log.Observer()).ok());
+  ASSERT_TRUE(engine->WatchKey("ns/lock", log.Observer(), {}).ok());
   ASSERT_TRUE(log.AwaitLast("-"));
   absl::StatusOr<bool> acquired = raw().KvPut("ns/lock", "v", {.acquire = *session});
   ASSERT_TRUE(acquired.ok() && *acquired) << acquired.status();
@@ -99,7 +99,7 @@ TEST_F(WatchKeyTest, ReportsTheSessionThatHoldsTheKey) {
 TEST_F(WatchKeyTest, RemoveEndsTheObservationsAndCloseDropsTheWatch) {
   StateLog log;
   std::unique_ptr<WatchEngine> engine = NewEngine();
-  absl::StatusOr<WatchId> id = engine->WatchKey("ns/k", log.Observer());
+  absl::StatusOr<WatchId> id = engine->WatchKey("ns/k", log.Observer(), {});
   ASSERT_TRUE(id.ok()) << id.status();
   ASSERT_TRUE(log.AwaitLast("-"));
   engine->Remove(*id);
@@ -107,17 +107,17 @@ TEST_F(WatchKeyTest, RemoveEndsTheObservationsAndCloseDropsTheWatch) {
   Put("ns/k", "1");
   // A key watch registered after the write has seen it: the removed one had its chance.
   StateLog later;
-  ASSERT_TRUE(engine->WatchKey("ns/k", later.Observer()).ok());
+  ASSERT_TRUE(engine->WatchKey("ns/k", later.Observer(), {}).ok());
   ASSERT_TRUE(later.AwaitLast("1@"));
   EXPECT_THAT(log.states(), ElementsAre("-"));
   engine->Close();
-  EXPECT_TRUE(absl::IsFailedPrecondition(engine->WatchKey("ns/k", log.Observer()).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(engine->WatchKey("ns/k", log.Observer(), {}).status()));
 }
 
 TEST_F(WatchKeyTest, RefusesAnEmptyKeyAndAMissingObserver) {
   std::unique_ptr<WatchEngine> engine = NewEngine();
-  EXPECT_TRUE(absl::IsInvalidArgument(engine->WatchKey("", [](const auto&) {}).status()));
-  absl::Status no_observer = engine->WatchKey("ns/k", nullptr).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(engine->WatchKey("", [](const auto&) {}, {}).status()));
+  absl::Status no_observer = engine->WatchKey("ns/k", nullptr, {}).status();
   EXPECT_TRUE(absl::IsInvalidArgument(no_observer));
   EXPECT_THAT(std::string(no_observer.message()), ::testing::HasSubstr("ns/k"));
   EXPECT_EQ(engine->watch_count(), 0u);
@@ -142,7 +142,7 @@ TEST_F(WatchKeyFaultsTest, RidesThroughFailedReadsWithoutReportingThem) {
   StateLog log;
   std::unique_ptr<WatchEngine> engine = NewEngine(EngineOptions(absl::Seconds(1)));
   Put("ns/k", "1");
-  ASSERT_TRUE(engine->WatchKey("ns/k", log.Observer()).ok());
+  ASSERT_TRUE(engine->WatchKey("ns/k", log.Observer(), {}).ok());
   ASSERT_TRUE(log.AwaitLast("1@"));
   server().FailNextRequests(8);
   Put("ns/k", "2");  // retried by Put through the failures

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // tests/lock/fake_instance_session.h
 //
-// An InstanceSession for unit tests, with the other InstanceParts a lock manager is built from: a
-// Client over the given (mock) transport, a session id the test sets, observers the test fires
+// An InstanceSession for unit tests, with the other LockManagerParts a lock manager is built from:
+// a Client over the given (mock) transport, a session id the test sets, observers the test fires
 // synchronously, a canceller the test cancels to play a repository that closes, and a real
 // executor and watch engine (which start no thread before they have work). Counts
 // AcquireSessionId() calls and records ReportSessionInvalid().
@@ -52,8 +52,16 @@ class FakeInstanceSession : public InstanceSession {
   }
 
   // What LockManager::Create takes.
-  InstanceParts parts() {
-    return InstanceParts{*this, *client_, canceller_, *engine_, tasks_, space_, options_};
+  LockManagerParts parts() {
+    return LockManagerParts{*this,
+                            *client_,
+                            canceller_,
+                            *engine_,
+                            tasks_,
+                            space_,
+                            options_.session_ttl,
+                            options_.block_query_wait,
+                            options_.lock_retry};
   }
 
   absl::StatusOr<std::string> AcquireSessionId(absl::Time /*deadline*/) override {

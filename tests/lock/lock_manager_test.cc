@@ -140,7 +140,7 @@ TEST_F(LockManagerTest, LockDelayIsRetriedOnATimerNotWithABlockingQuery) {
   }
   const absl::Time start = absl::Now();
   ASSERT_TRUE(lock->Lock().ok());
-  EXPECT_GE(absl::Now() - start, session_->parts().options.lock_retry);
+  EXPECT_GE(absl::Now() - start, session_->parts().lock_retry);
   EXPECT_TRUE(lock->Unlock().ok());
 }
 

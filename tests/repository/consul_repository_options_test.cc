@@ -2,12 +2,13 @@
 // tests/repository/consul_repository_options_test.cc
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "absl/synchronization/notification.h"
 #include "conf/registry_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "repository/consul_repository.h"
+#include "instance/instance.h"
 
 namespace registry {
 namespace {
@@ -126,26 +127,32 @@ size_t ProcessThreads() {
   return threads;
 }
 
-TEST(ConsulRepositoryOptionsTest, FactoryContactsNoServerStartsNoThreadAndExposesItsParts) {
+TEST(ConsulRepositoryOptionsTest, TheRootContactsNoServerStartsNoThreadAndHandsOverTheLockParts) {
   ConsulRepositoryOptions options = ValidOptions();
   options.client.servers = "127.0.0.1:1";  // nothing listens there; nothing is sent yet
   const size_t threads_before = ProcessThreads();
-  absl::StatusOr<std::unique_ptr<ConsulRepository>> repository = NewConsulRepository(options);
-  ASSERT_TRUE(repository.ok()) << repository.status();
+  absl::StatusOr<ConsulInstance> instance = NewConsulInstance(options);
+  ASSERT_TRUE(instance.ok()) << instance.status();
   EXPECT_EQ(ProcessThreads(), threads_before);
-  InstanceParts parts = (*repository)->parts();
+  const lock::LockManagerParts& parts = instance->locks;
   EXPECT_EQ(parts.session.CurrentSessionId(), "");
+  EXPECT_EQ(instance->repository->CurrentSessionId(), "");
   EXPECT_EQ(parts.key_space.namespace_name(), options.namespace_name);
-  EXPECT_EQ(parts.watches.background_threads(), 0u);
-  EXPECT_EQ(parts.tasks.worker_count(), 0u);
-  // The executor starts its worker with its first task, and runs it.
+  EXPECT_EQ(parts.session_ttl, options.session_ttl);
+  EXPECT_EQ(parts.block_query_wait, options.block_query_wait);
+  EXPECT_EQ(parts.lock_retry, options.lock_retry);
+  // The executor starts its worker with its first task, and runs it off the caller's thread.
   absl::Notification ran;
-  ASSERT_TRUE(parts.tasks.Post([&] { ran.Notify(); }));
-  EXPECT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  // Counted by the executor, not the process: a sanitizer's runtime starts a thread of its own
-  // with the first thread a process creates.
-  EXPECT_EQ(parts.tasks.worker_count(), 1u);
-  EXPECT_EQ(parts.watches.background_threads(), 0u);  // still no IO thread: nothing watches
+  std::thread::id ran_on;
+  ASSERT_TRUE(parts.tasks.Post([&] {
+    ran_on = std::this_thread::get_id();
+    ran.Notify();
+  }));
+  ASSERT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+  // Closing the repository closes the parts: the executor takes no more tasks.
+  ASSERT_TRUE(instance->repository->Close().ok());
+  EXPECT_FALSE(parts.tasks.Post([] {}));
 }
 
 TEST(ConsulRepositoryOptionsTest, InvalidKeysFailWithoutContactingAServer) {

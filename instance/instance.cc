@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// instance/instance.cc
+#include "instance/instance.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "consul/canceller.h"
+#include "consul/client.h"
+#include "repository/instance_session.h"
+#include "repository/key_space.h"
+#include "repository/session_keeper.h"
+#include "watch/dispatcher.h"
+#include "watch/watch_engine.h"
+
+namespace registry {
+namespace {
+
+// The instance session as code built on the instance sees it: the keeper's session side.
+class KeeperSession final : public InstanceSession {
+ public:
+  explicit KeeperSession(SessionKeeper& keeper) : keeper_(keeper) {}
+
+  absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
+    return keeper_.AcquireSessionId(deadline);
+  }
+  absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
+                               absl::FunctionRef<absl::Status()> write) override {
+    return keeper_.PersistentWrite(consul_key, tree, write);
+  }
+  std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
+  void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
+  int AddSessionObserver(Observer observer) override {
+    return keeper_.AddSessionObserver(std::move(observer));
+  }
+  void RemoveSessionObserver(int id) override { keeper_.RemoveSessionObserver(id); }
+
+ private:
+  SessionKeeper& keeper_;
+};
+
+// Every part of one instance, in construction order; destroyed in reverse (the engine, joining
+// its IO thread, before everything it uses). The repository closes them before they go.
+struct Parts {
+  Parts(ConsulRepositoryOptions options_in, KeySpace space_in,
+        std::unique_ptr<consul::Client> client_in)
+      : options(std::move(options_in)),
+        space(std::move(space_in)),
+        client(std::move(client_in)),
+        keeper(*client, closing,
+               SessionKeeperOptions{absl::StrCat("registry:", space.namespace_name()),
+                                    options.session_ttl, options.session_lock_delay,
+                                    options.lock_retry, options.client.request_timeout,
+                                    options.session_node},
+               tasks),
+        session(keeper) {}
+
+  const ConsulRepositoryOptions options;
+  const KeySpace space;
+  const std::unique_ptr<consul::Client> client;
+  consul::Canceller closing;
+  // The serial executor, and the workers of the engine's listeners; no thread before work.
+  watch::Dispatcher tasks{watch::DispatcherOptions{}};
+  SessionKeeper keeper;
+  KeeperSession session;
+  std::unique_ptr<watch::WatchEngine> engine;  // made once the rest exists
+};
+
+absl::StatusOr<std::unique_ptr<watch::WatchEngine>> NewEngine(Parts& parts) {
+  watch::WatchEngineOptions options;
+  options.block_query_wait = parts.options.block_query_wait;
+  options.max_queries_per_watch = parts.options.watch_max_connections;
+  const KeySpace* space = &parts.space;
+  options.key_mapper = [space](absl::string_view consul_key) {
+    return space->RepositoryKey(consul_key);
+  };
+  return watch::WatchEngine::Create(parts.client.get(), std::move(options), &parts.tasks);
+}
+
+}  // namespace
+
+absl::StatusOr<ConsulInstance> NewConsulInstance(ConsulRepositoryOptions options) {
+  RETURN_IF_ERROR(ValidateConsulRepositoryOptions(options));
+  ASSIGN_OR_RETURN(KeySpace space, KeySpace::Create(options.namespace_name));
+  ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client, consul::Client::Create(options.client));
+  auto parts = std::make_shared<Parts>(std::move(options), std::move(space), std::move(client));
+  ASSIGN_OR_RETURN(parts->engine, NewEngine(*parts));
+  // Every call and watch exchange tells the connection state; the repository's Close() stops
+  // both before the keeper goes.
+  SessionKeeper* keeper = &parts->keeper;
+  parts->client->SetReachabilityListener(
+      [keeper](bool reachable) { keeper->ReportReachable(reachable); });
+  lock::LockManagerParts locks{parts->session,
+                               *parts->client,
+                               parts->closing,
+                               *parts->engine,
+                               parts->tasks,
+                               parts->space,
+                               parts->options.session_ttl,
+                               parts->options.block_query_wait,
+                               parts->options.lock_retry};
+  RepositoryParts repository{parts->options, parts->space,   *parts->client, parts->closing,
+                             parts->keeper,  *parts->engine, parts->tasks,   parts};
+  return ConsulInstance{NewConsulRepositoryOn(std::move(repository)), locks};
+}
+
+absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
+    ConsulRepositoryOptions options) {
+  ASSIGN_OR_RETURN(ConsulInstance instance, NewConsulInstance(std::move(options)));
+  return std::move(instance.repository);
+}
+
+}  // namespace registry
