@@ -113,7 +113,7 @@ absl::StatusOr<HttpResponse> Client::Execute(HttpRequest request, Canceller* can
     if (!round.retry_later || blocking) return std::move(round.result);
     // Told now, not only when the call ends: a renewal riding out an election may take until
     // its session's loss deadline, and the outage must show (SUSPENDED) before that.
-    if (reachability_listener_) reachability_listener_(false);
+    reachability_listeners_.Notify(false);
     const absl::Duration delay = backoff.Next();
     if (absl::Now() + delay >= retry_until) return std::move(round.result);
     resent_after = std::move(round.result);
@@ -180,14 +180,15 @@ Client::Round Client::TryEveryServer(HttpRequest request, absl::Time deadline,
                retry_later};
 }
 
-void Client::SetReachabilityListener(std::function<void(bool reachable)> listener) {
-  reachability_listener_ = std::move(listener);
+int Client::AddReachabilityListener(std::function<void(bool reachable)> listener) {
+  return reachability_listeners_.Add(std::move(listener));
 }
 
-void Client::ReportOutcome(const absl::Status& status) const {
-  if (!reachability_listener_) return;
+void Client::RemoveReachabilityListener(int id) { reachability_listeners_.Remove(id); }
+
+void Client::ReportOutcome(const absl::Status& status) {
   if (const std::optional<bool> reachable = ReachabilityOf(status); reachable.has_value()) {
-    reachability_listener_(*reachable);
+    reachability_listeners_.Notify(*reachable);
   }
 }
 

@@ -41,6 +41,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "base/listener_registry.h"
 #include "consul/canceller.h"
 #include "consul/catalog.h"
 #include "consul/client_options.h"
@@ -132,25 +133,30 @@ class Client {
   const std::vector<ServerAddress>& servers() const { return servers_; }
   // Base URL of the server the next call tries first (the last one that answered).
   std::string PreferredServer() const;
-  // Tells the client that `base_url` failed (for callers executing requests themselves): if it
-  // is the preferred server, the next one becomes preferred.
-  void ReportServerFailure(absl::string_view base_url);
   const ClientOptions& options() const { return options_; }
 
   // Replaces every occurrence of the ACL token in `status`'s message (defence in depth).
   absl::Status Redact(absl::Status status) const;
 
-  // `listener` hears, on the calling thread, what each call's outcome says of the store
-  // (ReachabilityOf: true, Consul answered; false, it could not be reached or had no leader;
-  // nothing when the outcome says neither), and what ReportOutcome() is given; also `false` as
-  // soon as every server failed one round of a call that goes on retrying, so that a call riding
-  // out an election does not hide the outage until it ends. Set it before the client is shared;
-  // it must return quickly.
-  void SetReachabilityListener(std::function<void(bool reachable)> listener);
-  // Reports the outcome of an exchange made outside this client's calls (the watch engine's).
-  void ReportOutcome(const absl::Status& status) const;
+  // Reachability: every listener hears, on the calling thread, what each call's outcome says of
+  // the store (ReachabilityOf: true, Consul answered; false, it could not be reached or had no
+  // leader; nothing when the outcome says neither), and what the exchanges driven outside the
+  // client report (ClientExchanges::Complete); also `false` as soon as every server failed one
+  // round of a call that goes on retrying, so that a call riding out an election does not hide
+  // the outage until it ends. A listener must return quickly and make no call of this client.
+  // Remove() returns once the listener is not running (base/listener_registry.h).
+  int AddReachabilityListener(std::function<void(bool reachable)> listener);
+  void RemoveReachabilityListener(int id);
 
  private:
+  friend class ClientExchanges;  // an exchange driven outside reports through these two
+
+  // Tells the client that `base_url` failed: if it is the preferred server, the next one
+  // becomes preferred.
+  void ReportServerFailure(absl::string_view base_url);
+  // Tells the reachability listeners what `status` says of the store.
+  void ReportOutcome(const absl::Status& status);
+
   Client(ClientOptions options, std::vector<ServerAddress> servers,
          std::shared_ptr<Transport> transport);
 
@@ -169,8 +175,8 @@ class Client {
   const ClientOptions options_;
   const std::vector<ServerAddress> servers_;  // never empty
   const std::shared_ptr<Transport> transport_;
-  std::function<void(bool)> reachability_listener_;  // set before sharing, then read-only
-  std::atomic<size_t> preferred_{0};                 // index into servers_
+  ListenerRegistry<bool> reachability_listeners_{"reachability listener"};
+  std::atomic<size_t> preferred_{0};  // index into servers_
 };
 
 }  // namespace registry::consul

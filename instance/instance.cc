@@ -89,11 +89,6 @@ absl::StatusOr<ConsulInstance> NewConsulInstance(ConsulRepositoryOptions options
   ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client, consul::Client::Create(options.client));
   auto parts = std::make_shared<Parts>(std::move(options), std::move(space), std::move(client));
   ASSIGN_OR_RETURN(parts->engine, NewEngine(*parts));
-  // Every call and watch exchange tells the connection state; the repository's Close() stops
-  // both before the keeper goes.
-  SessionKeeper* keeper = &parts->keeper;
-  parts->client->SetReachabilityListener(
-      [keeper](bool reachable) { keeper->ReportReachable(reachable); });
   lock::LockManagerParts locks{parts->session,
                                *parts->client,
                                parts->closing,

@@ -27,11 +27,17 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
       session_node_(options_.session_node),
       executor_(executor),
       lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
-  absl::MutexLock lock(&mu_);
-  CountStateLocked(+1);  // connecting, until Stop()
+  {
+    absl::MutexLock lock(&mu_);
+    CountStateLocked(+1);  // connecting, until Stop()
+  }
+  // Every call and watch exchange of the client tells the connection state.
+  reachability_listener_ =
+      client_.AddReachabilityListener([this](bool reachable) { ReportReachable(reachable); });
 }
 
 SessionKeeper::~SessionKeeper() {
+  client_.RemoveReachabilityListener(reachability_listener_);  // not running once it returns
   Stop().IgnoreError();
   std::thread threads[2];
   {

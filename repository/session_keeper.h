@@ -124,8 +124,9 @@ class SessionKeeper {
   int AddConnectionListener(Repository::ConnectionListener listener);
   void RemoveConnectionListener(int id);
 
-  // What a call or a watch exchange said of the store (consul::Client's reachability listener),
-  // so that an instance without a session hears of outages too. Without a session the
+  // What a call or a watch exchange said of the store: the keeper listens to its client's
+  // reachability reports from its construction to its destruction, so that an instance without
+  // a session hears of outages too. Without a session the
   // connection state follows the reports: CONNECTED at the first answer, SUSPENDED when Consul
   // cannot be reached, RECONNECTED when it answers again. With one, an unreachable store makes a
   // live session SUSPENDED at once and has it checked now; the check decides what follows
@@ -241,6 +242,7 @@ class SessionKeeper {
   std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;  // a Drain() task is scheduled or running
   std::optional<ConnectionState> last_state_ ABSL_GUARDED_BY(mu_);
+  int reachability_listener_ = 0;  // its id with the client; set by the constructor
   // The last ReportReachable(): -1 none yet, 0 unreachable, 1 reachable. Read and swapped
   // without mu_ so that a repeated report costs no lock.
   std::atomic<int> reachability_{-1};

@@ -61,7 +61,7 @@ IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options, Dispatcher* l
                    return BackoffDelay(options_.retry_min, options_.retry_max, backoffs, rng_);
                  }},
       client_(client),
-      curl_options_(consul::CurlOptionsFrom(client->options())),
+      exchanges_(*client),
       owned_dispatcher_(listeners == nullptr ? std::make_unique<Dispatcher>(options_.dispatcher)
                                              : nullptr),
       dispatcher_(listeners == nullptr ? owned_dispatcher_.get() : listeners) {}

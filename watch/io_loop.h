@@ -47,6 +47,7 @@
 #include "absl/time/time.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
+#include "consul/client_exchanges.h"
 #include "consul/curl_exchange.h"
 #include "consul/kv.h"
 #include "watch/dispatcher.h"
@@ -159,9 +160,9 @@ class IoLoop {
   void DropWatch(WatchEntry* watch);
 
   const WatchEngineOptions options_;
-  const QueryRules rules_;  // from options_; its back-offs draw from rng_ (IO thread only)
-  consul::Client* const client_;
-  const consul::CurlOptions curl_options_;
+  const QueryRules rules_;        // from options_; its back-offs draw from rng_ (IO thread only)
+  consul::Client* const client_;  // its first listings (KvList); every exchange: exchanges_
+  const consul::ClientExchanges exchanges_;
   consul::Canceller canceller_;  // cancelled by Close(): aborts listings made by Watch()
   CURLM* multi_ = nullptr;       // created by Start(), freed by the destructor
   int epoll_fd_ = -1;            // the sockets libcurl asks to watch, plus wake_fd_

@@ -18,7 +18,6 @@
 #include "base/log.h"
 #include "base/monotonic.h"
 #include "base/plugin_metrics.h"
-#include "consul/exchange_metrics.h"
 #include "consul/kv.h"
 #include "consul/kv_listing_decoder.h"
 #include "consul/query.h"
@@ -70,9 +69,10 @@ void IoLoop::Complete(Transfer* transfer, CURLcode result, absl::Time now) {
     Step(watch, ConnectionRefused{now}, now);
     return;
   }
-  consul::RecordExchange(request, response, now - QueryOf(watch->state, transfer->query).sent_at);
   absl::StatusOr<consul::QueryMeta> meta = consul::ParseKvReadAnswer(request, response);
-  client_->ReportOutcome(meta.status());  // the repository's connection state hears watches too
+  // Metrics, and the connection state (the session keeper listens) hears watches too.
+  exchanges_.Complete(request, response, meta.status(),
+                      now - QueryOf(watch->state, transfer->query).sent_at);
   Answered answer{transfer->query, now, &request, std::move(meta),
                   response.ok() ? &*response : nullptr};
   Step(watch, std::move(answer), now, request.server);
@@ -100,7 +100,7 @@ void IoLoop::Step(WatchEntry* watch, const QueryInput& input, absl::Time now,
                 watch->id,
                 [observer = watch->observer, entry = std::move(act.entry)] { (*observer)(entry); });
           } else if constexpr (std::is_same_v<Act, AvoidServer>) {
-            client_->ReportServerFailure(server);
+            exchanges_.AvoidServer(server);
           } else if constexpr (std::is_same_v<Act, CountRelist>) {
             metrics::Metrics().watch_relists.Get().Increment();
           } else if constexpr (std::is_same_v<Act, Note>) {
@@ -123,16 +123,14 @@ bool IoLoop::StartRequest(WatchEntry* watch, const Send& send, absl::Time now) {
   // A read with index 0 (a start, a re-list) decides what the listener is told against nothing
   // it knows: rule 5 of query_machine.h.
   options.consistent = send.index == 0;
-  absl::StatusOr<consul::HttpRequest> request = BuildRequest(send, options);
-  const std::string server = client_->PreferredServer();
+  absl::StatusOr<consul::HttpRequest> request = exchanges_.Prepare(BuildRequest(send, options));
   if (!request.ok()) {
-    Step(watch, NotSent{request.status(), now}, now, server);
+    Step(watch, NotSent{request.status(), now}, now);
     return false;
   }
-  request->server = server;
-  consul::ApplyClientOptions(client_->options(), &*request);
+  const std::string server = request->server;
   absl::StatusOr<std::unique_ptr<consul::CurlExchange>> exchange =
-      consul::CurlExchange::Start(transfer->easy, *std::move(request), curl_options_);
+      consul::CurlExchange::Start(transfer->easy, *std::move(request), exchanges_.curl_options());
   if (!exchange.ok()) {
     Step(watch, NotSent{exchange.status(), now}, now, server);
     return false;

@@ -256,7 +256,7 @@ struct ReportKey {
   std::optional<consul::DirEntry> entry;
   friend bool operator==(const ReportKey&, const ReportKey&) = default;
 };
-// The server that failed should be avoided (consul::Client::ReportServerFailure).
+// The server that failed should be avoided (consul::ClientExchanges::AvoidServer).
 struct AvoidServer {
   friend bool operator==(const AvoidServer&, const AvoidServer&) = default;
 };

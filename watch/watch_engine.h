@@ -41,7 +41,8 @@
 // and so is a listing in which a known key's index went down. An answer that returns early with an
 // unchanged index, or an index reset, counts as suspicious and is followed by a back-off and a
 // re-list, so a misbehaving server never makes the IO thread spin. Failover: every query goes to
-// the client's preferred server, and a failed one is reported with ReportServerFailure().
+// the client's preferred server, and a failed one is avoided (consul::ClientExchanges, which also
+// applies the client's options, records the metrics and reports each outcome's reachability).
 //
 // Order: events for one key are delivered in the order the server applied the changes (rapid
 // writes may be coalesced); one watch's listener is never called concurrently with itself and

@@ -165,7 +165,7 @@ TEST_F(ClientTest, AllServersLeaderlessIsUnavailableOnceTheRequestTimeoutHasPass
 TEST_F(ClientTest, ACallRidingOutAnElectionReportsTheOutageBeforeItEnds) {
   auto client = MakeClient({.servers = "h1:1,h2:2"});
   std::vector<bool> heard;
-  client->SetReachabilityListener([&heard](bool reachable) { heard.push_back(reachable); });
+  client->AddReachabilityListener([&heard](bool reachable) { heard.push_back(reachable); });
   InSequence order;
   EXPECT_CALL(*transport_, Execute(_, _))
       .Times(2)
@@ -441,16 +441,6 @@ TEST(ApplyClientOptionsTest, KeepsAnExplicitTimeoutAndDatacenter) {
   ApplyClientOptions({.datacenter = "other"}, &request);
   EXPECT_THAT(request.params, ElementsAre(Pair("dc", "mine")));
   EXPECT_EQ(request.timeout, absl::Seconds(3));
-}
-
-TEST(ClientServerTest, ReportServerFailureMovesThePreferenceOn) {
-  absl::StatusOr<std::unique_ptr<Client>> client =
-      Client::Create({.servers = "h1:1,h2:2"}, std::make_shared<MockTransport>());
-  ASSERT_TRUE(client.ok());
-  (*client)->ReportServerFailure("http://h2:2");  // not preferred: ignored
-  EXPECT_EQ((*client)->PreferredServer(), "http://h1:1");
-  (*client)->ReportServerFailure("http://h1:1");
-  EXPECT_EQ((*client)->PreferredServer(), "http://h2:2");
 }
 
 }  // namespace
