@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
+#include "repository/connection_publisher.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
 #include "repository/session_keeper.h"
@@ -23,7 +24,8 @@ namespace {
 // The instance session as code built on the instance sees it: the keeper's session side.
 class KeeperSession final : public InstanceSession {
  public:
-  explicit KeeperSession(SessionKeeper& keeper) : keeper_(keeper) {}
+  KeeperSession(SessionKeeper& keeper, ConnectionPublisher& publisher)
+      : keeper_(keeper), publisher_(publisher) {}
 
   absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
     return keeper_.AcquireSessionId(deadline);
@@ -35,12 +37,13 @@ class KeeperSession final : public InstanceSession {
   std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
   void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
   int AddSessionObserver(Observer observer) override {
-    return keeper_.AddSessionObserver(std::move(observer));
+    return publisher_.AddSessionObserver(std::move(observer));
   }
-  void RemoveSessionObserver(int id) override { keeper_.RemoveSessionObserver(id); }
+  void RemoveSessionObserver(int id) override { publisher_.RemoveSessionObserver(id); }
 
  private:
   SessionKeeper& keeper_;
+  ConnectionPublisher& publisher_;
 };
 
 // Every part of one instance, in construction order; destroyed in reverse (the engine, joining
@@ -56,8 +59,8 @@ struct Parts {
                                     options.session_ttl, options.session_lock_delay,
                                     options.lock_retry, options.client.request_timeout,
                                     options.session_node},
-               tasks),
-        session(keeper) {}
+               publisher),
+        session(keeper, publisher) {}
 
   const ConsulRepositoryOptions options;
   const KeySpace space;
@@ -65,6 +68,7 @@ struct Parts {
   consul::Canceller closing;
   // The serial executor, and the workers of the engine's listeners; no thread before work.
   watch::Dispatcher tasks{watch::DispatcherOptions{}};
+  ConnectionPublisher publisher{tasks};  // what the keeper publishes, delivered on `tasks`
   SessionKeeper keeper;
   KeeperSession session;
   std::unique_ptr<watch::WatchEngine> engine;  // made once the rest exists
@@ -98,8 +102,9 @@ absl::StatusOr<ConsulInstance> NewConsulInstance(ConsulRepositoryOptions options
                                parts->options.session_ttl,
                                parts->options.block_query_wait,
                                parts->options.lock_retry};
-  RepositoryParts repository{parts->options, parts->space,   *parts->client, parts->closing,
-                             parts->keeper,  *parts->engine, parts->tasks,   parts};
+  RepositoryParts repository{parts->options, parts->space,  *parts->client,
+                             parts->closing, parts->keeper, parts->publisher,
+                             *parts->engine, parts->tasks,  parts};
   return ConsulInstance{NewConsulRepositoryOn(std::move(repository)), locks};
 }
 

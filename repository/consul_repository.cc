@@ -36,6 +36,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
         canceller_(parts.closing),
         tasks_(parts.tasks),
         keeper_(parts.keeper),
+        connection_(parts.connection),
         engine_(parts.watches) {}
 
   ~ConsulRepositoryImpl() override { Close().IgnoreError(); }
@@ -165,10 +166,10 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   }
 
   int AddConnectionListener(ConnectionListener listener) override {
-    return keeper_.AddConnectionListener(std::move(listener));
+    return connection_.AddConnectionListener(std::move(listener));
   }
 
-  void RemoveConnectionListener(int id) override { keeper_.RemoveConnectionListener(id); }
+  void RemoveConnectionListener(int id) override { connection_.RemoveConnectionListener(id); }
 
   using Repository::Watch;
 
@@ -272,6 +273,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   // the keeper and the engine, which post to it.
   watch::Dispatcher& tasks_;
   SessionKeeper& keeper_;
+  ConnectionPublisher& connection_;
   watch::WatchEngine& engine_;
 
   absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back

@@ -51,6 +51,7 @@
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "registry/repository.h"
+#include "repository/connection_publisher.h"
 #include "repository/key_space.h"
 #include "repository/session_keeper.h"
 #include "watch/dispatcher.h"
@@ -95,8 +96,9 @@ struct RepositoryParts {
   const ConsulRepositoryOptions& options;
   const KeySpace& key_space;
   consul::Client& client;
-  consul::Canceller& closing;  // cancelled by Close(): passed to every request of the instance
-  SessionKeeper& keeper;       // the instance session and its ephemeral keys
+  consul::Canceller& closing;       // cancelled by Close(): passed to every request of the instance
+  SessionKeeper& keeper;            // the instance session and its ephemeral keys
+  ConnectionPublisher& connection;  // connection listeners subscribe here
   watch::WatchEngine& watches;
   // The serial executor (connection events), whose workers also run the engine's listeners.
   watch::Dispatcher& tasks;

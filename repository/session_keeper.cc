@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper.cc
 //
-// The session life cycle and the background threads (renewal, restore). The connection states
-// and the delivery of events are in session_keeper_events.cc; the ephemeral writes (Bind,
+// The session life cycle and the background threads (renewal, restore). What reachability
+// reports publish is in session_keeper_reachability.cc (the publisher, connection_publisher.h,
+// delivers it); the ephemeral writes (Bind,
 // PersistentWrite, Update and the re-persist pass) in session_keeper_writes.cc.
 #include "repository/session_keeper.h"
 
@@ -20,17 +21,13 @@
 namespace registry {
 
 SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& canceller,
-                             SessionKeeperOptions options, SerialExecutor& executor)
+                             SessionKeeperOptions options, ConnectionPublisher& publisher)
     : client_(client),
       canceller_(canceller),
       options_(std::move(options)),
       session_node_(options_.session_node),
-      executor_(executor),
+      publisher_(publisher),
       lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
-  {
-    absl::MutexLock lock(&mu_);
-    CountStateLocked(+1);  // connecting, until Stop()
-  }
   // Every call and watch exchange of the client tells the connection state.
   reachability_listener_ =
       client_.AddReachabilityListener([this](bool reachable) { ReportReachable(reachable); });
@@ -72,7 +69,7 @@ absl::Status SessionKeeper::Stop() {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     stopping_ = true;
-    CountStateLocked(-1);
+    publisher_.Close();  // listeners and observers hear nothing more
     if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
     restorer = std::move(restorer_);
   }
@@ -95,7 +92,6 @@ absl::Status SessionKeeper::Stop() {
       if (!live.empty() && state.bound_session == live) live_keys.push_back(key);
     }
     ephemeral_.clear();
-    events_.clear();
   }
   // One request timeout for all of it: Close() must not block for longer. Deleting the keys
   // first (at most half of it) spares them the lock-delay that destroying the session would put
@@ -181,7 +177,7 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
         return ClosedError();
       }
       if (!id.ok()) return id.status();
-      ApplyLocked(lifecycle_.Created(*std::move(id), sent, last_state_));
+      ApplyLocked(lifecycle_.Created(*std::move(id), sent, publisher_.state()));
       return lifecycle_.session();
     }
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), wait_until)) {
@@ -210,7 +206,7 @@ void SessionKeeper::ApplyLocked(SessionEffects effects) {
     Log(LogLevel::kInfo, "session", "instance session ", *effects.created,
         first ? " created" : " created to replace a lost one; restoring ephemeral keys");
     // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
-    QueueEventLocked(
+    publisher_.PublishSessionEvent(
         InstanceSession::Event{InstanceSession::EventKind::kCreated, *std::move(effects.created)});
   }
   if (effects.lost.has_value()) {
@@ -229,9 +225,10 @@ void SessionKeeper::ApplyLocked(SessionEffects effects) {
     // holding keys and locks (DestroyDueSessionLocked, once a new session is live).
     if (effects.lost->maybe_alive) doomed_.Add(old, MonotonicNow());
     // Observers first: held locks are marked lost before a listener hears LOST.
-    QueueEventLocked(InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
+    publisher_.PublishSessionEvent(
+        InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
   }
-  for (ConnectionState state : effects.publish) PublishLocked(state);
+  for (ConnectionState state : effects.publish) publisher_.Publish(state);
   if (effects.restore) NeedRestoreLocked();
   if (effects.check_now) renew_signal_.Notify();
   if (effects.start_renewer) StartThreadLocked();
@@ -390,7 +387,7 @@ void SessionKeeper::RecreateLocked() {
     }
     return;
   }
-  ApplyLocked(lifecycle_.Created(*std::move(id), sent, last_state_));
+  ApplyLocked(lifecycle_.Created(*std::move(id), sent, publisher_.state()));
 }
 
 bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {

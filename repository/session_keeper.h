@@ -20,12 +20,10 @@
 //    renewal, on its own thread, never waits for that work or for user writes. A key made by an
 //    exclusive write is taken back only if it is absent or still held by an earlier session of this
 //    instance, otherwise forgotten.
-//  - Connection listeners and session observers are called by ordered tasks on the executor
-//    (the repository's watch engine: its listener workers), with no lock held: never from the
-//    thread that renews, so a listener may call any method (even one that waits for a new
-//    session) without stalling renewal. On a loss, the
-//    observers (held locks) learn of it before the listeners hear LOST. An exception thrown by
-//    either is logged and goes no further (base/listener_registry.h).
+//  - What connection listeners and session observers hear is published through the instance's
+//    ConnectionPublisher (connection_publisher.h), which delivers it by ordered tasks on the
+//    serial executor with no lock held, never on the thread that renews. On a loss, the
+//    observers (held locks) learn of it before the listeners hear LOST.
 //
 // Write ordering: ephemeral writes and re-persisting hold `write_mu_` exclusively for one attempt
 // (or one restore batch) at a time; persistent writes (Persist, Update, Delete) hold it shared and
@@ -44,7 +42,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -59,12 +56,11 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "base/limits.h"
-#include "base/listener_registry.h"
 #include "base/monotonic.h"
-#include "base/serial_executor.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
 #include "registry/repository.h"
+#include "repository/connection_publisher.h"
 #include "repository/doomed_sessions.h"
 #include "repository/ephemeral_writer.h"
 #include "repository/hold_deadline.h"
@@ -86,11 +82,10 @@ struct SessionKeeperOptions {
 
 class SessionKeeper {
  public:
-  // `client`, `canceller` and `executor` must outlive the keeper; Stop() cancels `canceller`.
-  // `executor` delivers the events to listeners and observers; the tasks it was given must run
-  // (or find the keeper stopped) before the keeper is destroyed.
+  // `client`, `canceller` and `publisher` must outlive the keeper; Stop() cancels `canceller`
+  // and closes `publisher`, which tells listeners and observers what the keeper publishes.
   SessionKeeper(consul::Client& client, consul::Canceller& canceller, SessionKeeperOptions options,
-                SerialExecutor& executor);
+                ConnectionPublisher& publisher);
   ~SessionKeeper();  // Stop(), then joins the thread
   SessionKeeper(const SessionKeeper&) = delete;
   SessionKeeper& operator=(const SessionKeeper&) = delete;
@@ -121,9 +116,6 @@ class SessionKeeper {
   absl::Status Update(absl::string_view consul_key, absl::string_view value,
                       absl::FunctionRef<absl::Status()> update);
 
-  int AddConnectionListener(Repository::ConnectionListener listener);
-  void RemoveConnectionListener(int id);
-
   // What a call or a watch exchange said of the store: the keeper listens to its client's
   // reachability reports from its construction to its destruction, so that an instance without
   // a session hears of outages too. Without a session the
@@ -143,13 +135,11 @@ class SessionKeeper {
   absl::Status Stop();
   bool stopped();
 
-  // As InstanceSession (instance_session.h) describes them.
-  using Observer = InstanceSession::Observer;
+  // As InstanceSession (instance_session.h) describes them (its observers subscribe to the
+  // publisher).
   absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline);
   std::string CurrentSessionId();
   void ReportSessionInvalid(absl::string_view session_id);
-  int AddSessionObserver(Observer observer);
-  void RemoveSessionObserver(int id);
 
  private:
   struct Ephemeral {
@@ -157,8 +147,6 @@ class SessionKeeper {
     bool exclusive = false;
     std::string bound_session;  // the session the key was last bound to
   };
-  using Event = std::variant<ConnectionState, InstanceSession::Event>;
-
   absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
   // Creates a session (RPC, no lock held), giving up at `deadline`.
   absl::StatusOr<std::string> CreateSessionRpc(absl::Time deadline);
@@ -176,10 +164,6 @@ class SessionKeeper {
   void Run();
   // Carries out what a transition of the life cycle returned (session_lifecycle.h), in order.
   void ApplyLocked(SessionEffects effects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues `event` and makes sure a Drain() task is scheduled.
-  void QueueEventLocked(Event event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A task on the executor: delivers the queued events, in order.
-  void Drain();
   // Makes a restore pass due now, starting the restorer if it is not running.
   void NeedRestoreLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The restorer's loop: runs restore passes when due, until every key is back or stopped.
@@ -202,11 +186,6 @@ class SessionKeeper {
   // Renews `id` in a call cut after `budget` (at most the request timeout).
   absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id,
                                                               absl::Duration budget);
-  void PublishLocked(ConnectionState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds `delta` to registry_consul_connection_state for last_state_ (an open keeper counts
-  // once, in its current state, from construction until Stop()).
-  void CountStateLocked(int delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DeliverEventsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before the next session create after `failures` failed ones.
   absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before a failed renewal is made again.
@@ -219,7 +198,7 @@ class SessionKeeper {
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
   SessionNode session_node_;
-  SerialExecutor& executor_;
+  ConnectionPublisher& publisher_;  // published to under mu_ (its mutex is the innermost)
 
   // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.
   // Acquired before mu_, never while holding it.
@@ -239,16 +218,10 @@ class SessionKeeper {
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Ephemeral> ephemeral_ ABSL_GUARDED_BY(mu_);  // consul key -> state
 
-  std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
-  bool draining_ ABSL_GUARDED_BY(mu_) = false;  // a Drain() task is scheduled or running
-  std::optional<ConnectionState> last_state_ ABSL_GUARDED_BY(mu_);
   int reachability_listener_ = 0;  // its id with the client; set by the constructor
   // The last ReportReachable(): -1 none yet, 0 unreachable, 1 reachable. Read and swapped
   // without mu_ so that a repeated report costs no lock.
   std::atomic<int> reachability_{-1};
-  // Called by Drain() only, observers (locks) first; thread-safe on their own.
-  ListenerRegistry<ConnectionState> listeners_{"connection listener"};
-  ListenerRegistry<InstanceSession::Event> observers_{"session observer"};
 
   bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;  // some key is bound to an old session
   // Lost sessions the server may still have, destroyed by the restorer (retried) so that their
