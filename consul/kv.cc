@@ -28,7 +28,7 @@ HttpRequest KvRequest(HttpMethod method, absl::string_view key) {
 }
 
 absl::StatusOr<HttpRequest> ReadRequest(absl::string_view key, bool allow_empty, const char* flag) {
-  RETURN_IF_ERROR(ValidateKey(key, allow_empty));
+  RETURN_IF_ERROR(ValidateConsulKey(key, allow_empty));
   HttpRequest request = KvRequest(HttpMethod::kGet, key);
   if (flag != nullptr) request.params.emplace_back(flag, "");
   return request;
@@ -71,7 +71,7 @@ absl::Status CheckSessionOption(absl::string_view key, const char* option,
 
 }  // namespace
 
-absl::Status ValidateKey(absl::string_view key, bool allow_empty) {
+absl::Status ValidateConsulKey(absl::string_view key, bool allow_empty) {
   if (key.empty()) {
     return allow_empty ? absl::OkStatus() : KeyError(key, "must not be empty");
   }
@@ -175,7 +175,7 @@ absl::StatusOr<KvKeysResult> ParseKvKeysResponse(const HttpRequest& request,
 
 absl::StatusOr<HttpRequest> BuildKvPutRequest(absl::string_view key, absl::string_view value,
                                               const KvPutOptions& options) {
-  RETURN_IF_ERROR(ValidateKey(key, /*allow_empty=*/false));
+  RETURN_IF_ERROR(ValidateConsulKey(key, /*allow_empty=*/false));
   if (value.size() > kMaxValueBytes) {
     return KeyError(key, absl::StrCat("value of ", value.size(), " bytes exceeds the limit of ",
                                       kMaxValueBytes, " bytes"));
@@ -208,7 +208,7 @@ absl::StatusOr<bool> ParseKvPutResponse(const HttpRequest& request, const HttpRe
 
 absl::StatusOr<HttpRequest> BuildKvDeleteRequest(absl::string_view key,
                                                  const KvDeleteOptions& options) {
-  RETURN_IF_ERROR(ValidateKey(key, /*allow_empty=*/options.recurse));
+  RETURN_IF_ERROR(ValidateConsulKey(key, /*allow_empty=*/options.recurse));
   if (options.recurse && options.cas.has_value()) {
     return KeyError(key, "options 'recurse' and 'cas' are mutually exclusive for delete");
   }

@@ -79,8 +79,9 @@ struct KvDeleteOptions {
   std::optional<uint64_t> cas{};  // delete only if ModifyIndex == N (true if the key is absent)
 };
 
-// Validates a key: `allow_empty` is for prefixes (listings, recursive deletes).
-absl::Status ValidateKey(absl::string_view key, bool allow_empty);
+// OK if `key` is a Consul KV key the client may send; `allow_empty` is for prefixes (listings,
+// recursive deletes).
+absl::Status ValidateConsulKey(absl::string_view key, bool allow_empty);
 
 // GET /v1/kv/<key>: one entry, or absent.
 absl::StatusOr<HttpRequest> BuildKvGetRequest(absl::string_view key, const QueryOptions& query);

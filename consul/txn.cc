@@ -46,7 +46,7 @@ absl::Status OpError(size_t i, const TxnOp& op, absl::string_view problem) {
 }
 
 absl::StatusOr<nlohmann::json> OpToJson(size_t i, const TxnOp& op) {
-  absl::Status key = ValidateKey(op.key, TakesPrefix(op.verb));
+  absl::Status key = ValidateConsulKey(op.key, TakesPrefix(op.verb));
   if (!key.ok()) return OpError(i, op, key.message());
   nlohmann::json kv = {{"Verb", TxnVerbName(op.verb)}, {"Key", op.key}};
   if (WritesValue(op.verb)) {

@@ -108,7 +108,7 @@ absl::Status TwoTierLock::FencedWrite(absl::string_view op, absl::string_view ke
 }
 
 absl::Status TwoTierLock::FencedPersist(absl::string_view key, absl::string_view value) {
-  if (absl::Status status = ValidateKey(key); !status.ok()) {
+  if (absl::Status status = ValidateRepositoryKey(key); !status.ok()) {
     return registry::Prefixed(absl::StrCat("PersistIfHeld under ", what_), status);
   }
   const std::string consul_key = core_->key_space().ConsulKey(key);
@@ -121,7 +121,7 @@ absl::Status TwoTierLock::FencedPersist(absl::string_view key, absl::string_view
 }
 
 absl::Status TwoTierLock::FencedDelete(absl::string_view key) {
-  if (absl::Status status = ValidateKey(key); !status.ok()) {
+  if (absl::Status status = ValidateRepositoryKey(key); !status.ok()) {
     return registry::Prefixed(absl::StrCat("DeleteIfHeld under ", what_), status);
   }
   const KeySpace& space = core_->key_space();

@@ -37,14 +37,14 @@ namespace registry::plugin {
 // Props as written under `props:`, in the order given.
 using PropList = std::vector<std::pair<std::string, std::string>>;
 
-// A repository a plugin made, and how to make its locks: the maker knows the repository's own
-// type, so the locks get what they are built from without a cast.
+// A repository a plugin made, and how to make its locks: the maker (the composition root) keeps
+// what the locks are built from, so they get it without a cast.
 struct MadeRepository {
   std::unique_ptr<Repository> repository;
   // Makes the locks of `repository` (lock/lock_provider.h: kinds a provider lacks fail with
   // Unimplemented naming them), on its first get_lock; they are destroyed before the
   // repository. Null: the plugin has no locks (get_lock fails with Unimplemented).
-  std::function<absl::StatusOr<std::unique_ptr<lock::LockProvider>>()> new_lock_service;
+  std::function<absl::StatusOr<std::unique_ptr<lock::LockProvider>>()> new_lock_provider;
 };
 
 struct PluginDescriptor {

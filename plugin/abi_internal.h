@@ -116,13 +116,13 @@ struct RegistryRepository {
                      registry::plugin::MadeRepository made)
       : descriptor(descriptor),
         impl(std::move(made.repository)),
-        new_lock_service(std::move(made.new_lock_service)) {}
+        new_lock_provider(std::move(made.new_lock_provider)) {}
 
   const registry::plugin::PluginDescriptor* const descriptor;
   std::unique_ptr<registry::Repository> impl;
-  // Makes `locks` (MadeRepository::new_lock_service); null: the plugin has no locks.
+  // Makes `locks` (MadeRepository::new_lock_provider); null: the plugin has no locks.
   const std::function<absl::StatusOr<std::unique_ptr<registry::lock::LockProvider>>()>
-      new_lock_service;
+      new_lock_provider;
   absl::Mutex locks_mu;
   // Created by the first get_lock; destroyed by destroy before `impl`.
   std::unique_ptr<registry::lock::LockProvider> locks ABSL_GUARDED_BY(locks_mu);

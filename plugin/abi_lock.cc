@@ -23,12 +23,12 @@ absl::Status CheckLock(const RegistryLock* lock) {
 absl::StatusOr<lock::LockProvider*> LocksOf(RegistryRepository& repository, const char* name) {
   absl::MutexLock lock(&repository.locks_mu);
   if (repository.locks == nullptr) {
-    if (repository.new_lock_service == nullptr) {
+    if (repository.new_lock_provider == nullptr) {
       return absl::UnimplementedError(absl::StrCat("registry plugin '",
                                                    repository.descriptor->repository_type,
                                                    "' has no locks (lock '", name, "')"));
     }
-    absl::StatusOr<std::unique_ptr<lock::LockProvider>> created = repository.new_lock_service();
+    absl::StatusOr<std::unique_ptr<lock::LockProvider>> created = repository.new_lock_provider();
     if (!created.ok()) return created.status();
     repository.locks = std::move(*created);
   }

@@ -241,7 +241,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
 
   // Validates `key` and fails once closed.
   absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
-    if (absl::Status status = ValidateKey(key, root); !status.ok()) {
+    if (absl::Status status = ValidateRepositoryKey(key, root); !status.ok()) {
       return Prefixed(operation, status);
     }
     if (keeper_.stopped()) {

@@ -78,7 +78,7 @@ absl::Status CheckSegments(absl::string_view path, absl::string_view full, absl:
 
 }  // namespace
 
-absl::Status ValidateKey(absl::string_view key, RootKey root) {
+absl::Status ValidateRepositoryKey(absl::string_view key, RootKey root) {
   if (key.empty()) return absl::InvalidArgumentError("invalid key '': empty");
   if (absl::Status status = CheckCommon(key, "key"); !status.ok()) return status;
   if (key.front() != '/') {
@@ -117,7 +117,7 @@ std::string KeySpace::TreePrefix(absl::string_view key) const {
 std::optional<std::string> KeySpace::RepositoryKey(absl::string_view consul_key) const {
   if (!absl::StartsWith(consul_key, namespace_name_)) return std::nullopt;
   absl::string_view key = consul_key.substr(namespace_name_.size());
-  if (!ValidateKey(key).ok()) return std::nullopt;
+  if (!ValidateRepositoryKey(key).ok()) return std::nullopt;
   return std::string(key);
 }
 

@@ -29,7 +29,7 @@ namespace registry {
 enum class RootKey { kRejected, kAllowed };
 
 // OK if `key` is a valid repository key; else InvalidArgument quoting the key and saying why.
-absl::Status ValidateKey(absl::string_view key, RootKey root = RootKey::kRejected);
+absl::Status ValidateRepositoryKey(absl::string_view key, RootKey root = RootKey::kRejected);
 
 // OK if `name` is a valid namespace: non-empty '/'-separated segments, none empty, "." or "..",
 // valid UTF-8, no control characters nor other unprintable code points, no leading or trailing

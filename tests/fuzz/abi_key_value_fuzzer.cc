@@ -5,7 +5,7 @@
 // get_children, delete_key, persist_ephemeral, persist_exclusive_ephemeral, a watch added and
 // removed) with keys and values from the input: embedded NULs (a key ends at its first NUL),
 // bytes that are not UTF-8, NULL pointers, values at and past the size limit. It checks what the
-// header promises: a key registry::ValidateKey accepts works and any other fails with
+// header promises: a key registry::ValidateRepositoryKey accepts works and any other fails with
 // REGISTRY_INVALID_ARGUMENT, a failure fills the error with that code and a message, a
 // persisted value reads back byte for byte, a deleted key is gone.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -68,7 +68,7 @@ enum class ValueFit { kFits, kMayFit, kRefused };
 // it) and the value fits, else REGISTRY_INVALID_ARGUMENT with the error filled.
 bool Outcome(World& world, int code, RegistryError& error, const char* key, RootKey root,
              ValueFit fit = ValueFit::kFits) {
-  const bool key_ok = key != nullptr && ValidateKey(key, root).ok();
+  const bool key_ok = key != nullptr && ValidateRepositoryKey(key, root).ok();
   const bool valid = key_ok && fit == ValueFit::kFits;
   // Replaying a reproducer with ABI_FUZZ_VERBOSE=1 shows every call's key and outcome.
   if (std::getenv("ABI_FUZZ_VERBOSE") != nullptr) {
@@ -161,7 +161,7 @@ void RunOne(World& world, FuzzedDataProvider& input) {
                // before the size of the value (the repository reads the key first)
       const int code = world.api.update(repo, key, bytes, value.size(), &error);
       if (code == REGISTRY_NOT_FOUND) {
-        Check(key != nullptr && ValidateKey(key).ok() && !(null_value && !value.empty()));
+        Check(key != nullptr && ValidateRepositoryKey(key).ok() && !(null_value && !value.empty()));
         world.api.release_error(&error);
       } else if (Outcome(world, code, error, key, RootKey::kRejected, fit)) {
         ExpectValue(world, key, stored);

@@ -202,15 +202,15 @@ class MemoryLock final : public lock::DistributedLock {
   std::vector<std::thread> notifiers_ ABSL_GUARDED_BY(mu_);  // joined by Close()
 };
 
-MemoryLockService::MemoryLockService(Repository& repository, std::function<void()> on_destroy)
+MemoryLockProvider::MemoryLockProvider(Repository& repository, std::function<void()> on_destroy)
     : repository_(repository), on_destroy_(std::move(on_destroy)) {}
 
-MemoryLockService::~MemoryLockService() {
+MemoryLockProvider::~MemoryLockProvider() {
   if (on_destroy_) on_destroy_();
   Close();
 }
 
-absl::StatusOr<std::shared_ptr<lock::DistributedLock>> MemoryLockService::GetLock(
+absl::StatusOr<std::shared_ptr<lock::DistributedLock>> MemoryLockProvider::GetLock(
     absl::string_view name) {
   absl::string_view canonical = absl::StartsWith(name, "/") ? name.substr(1) : name;
   if (canonical.empty() || absl::StrContains(canonical, "//") || absl::EndsWith(canonical, "/")) {
@@ -223,7 +223,7 @@ absl::StatusOr<std::shared_ptr<lock::DistributedLock>> MemoryLockService::GetLoc
   return entry;
 }
 
-void MemoryLockService::LoseLock(const std::string& name) {
+void MemoryLockProvider::LoseLock(const std::string& name) {
   std::shared_ptr<MemoryLock> lock;
   {
     absl::MutexLock hold(&mu_);
@@ -234,7 +234,7 @@ void MemoryLockService::LoseLock(const std::string& name) {
   lock->MarkLost(absl::UnavailableError(absl::StrCat("session of lock '", name, "' expired")));
 }
 
-void MemoryLockService::Close() {
+void MemoryLockProvider::Close() {
   std::map<std::string, std::shared_ptr<MemoryLock>> locks;
   {
     absl::MutexLock hold(&mu_);

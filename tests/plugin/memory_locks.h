@@ -26,12 +26,12 @@ namespace registry::plugin {
 
 class MemoryLock;
 
-class MemoryLockService final : public lock::LockProvider {
+class MemoryLockProvider final : public lock::LockProvider {
  public:
   // `repository` serves the fenced writes and must outlive the service; `on_destroy` runs at
   // the start of the destructor.
-  MemoryLockService(Repository& repository, std::function<void()> on_destroy);
-  ~MemoryLockService() override;
+  MemoryLockProvider(Repository& repository, std::function<void()> on_destroy);
+  ~MemoryLockProvider() override;
 
   absl::StatusOr<std::shared_ptr<lock::DistributedLock>> GetLock(absl::string_view name) override;
 

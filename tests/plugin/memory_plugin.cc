@@ -212,7 +212,7 @@ class MemoryRepository final : public Repository {
         &waiting));
   }
 
-  void SetLocks(MemoryLockService* locks) {
+  void SetLocks(MemoryLockProvider* locks) {
     absl::MutexLock lock(&mu_);
     locks_ = locks;
   }
@@ -245,7 +245,7 @@ class MemoryRepository final : public Repository {
   absl::Status Close() override {
     std::vector<std::thread> notifiers;
     std::thread deliverer;
-    MemoryLockService* locks = nullptr;
+    MemoryLockProvider* locks = nullptr;
     {
       absl::MutexLock lock(&mu_);
       closed_ = true;
@@ -325,7 +325,7 @@ class MemoryRepository final : public Repository {
   uint64_t next_watch_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t running_ ABSL_GUARDED_BY(mu_) = 0;  // watch whose listener runs now
   std::thread deliverer_;                      // started by the first Watch(), joined by Close()
-  MemoryLockService* locks_ ABSL_GUARDED_BY(mu_) = nullptr;
+  MemoryLockProvider* locks_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::map<std::string, std::string> data_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> ephemeral_ ABSL_GUARDED_BY(mu_);  // keys PersistEphemeral wrote last
   std::map<int, ConnectionListener> listeners_ ABSL_GUARDED_BY(mu_);
@@ -335,7 +335,8 @@ class MemoryRepository final : public Repository {
 };
 
 absl::StatusOr<std::unique_ptr<lock::LockProvider>> NewLocks(MemoryRepository& memory) {
-  auto locks = std::make_unique<MemoryLockService>(memory, [&memory] { memory.SetLocks(nullptr); });
+  auto locks =
+      std::make_unique<MemoryLockProvider>(memory, [&memory] { memory.SetLocks(nullptr); });
   memory.SetLocks(locks.get());
   return locks;
 }

@@ -16,20 +16,20 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 TEST(ValidateKeyTest, AcceptsAbsolutePaths) {
-  EXPECT_TRUE(ValidateKey("/a").ok());
-  EXPECT_TRUE(ValidateKey("/metadata/db/tables/t1").ok());
-  EXPECT_TRUE(ValidateKey("/a b/c").ok());
-  EXPECT_TRUE(ValidateKey("/.hidden/x..y").ok());
+  EXPECT_TRUE(ValidateRepositoryKey("/a").ok());
+  EXPECT_TRUE(ValidateRepositoryKey("/metadata/db/tables/t1").ok());
+  EXPECT_TRUE(ValidateRepositoryKey("/a b/c").ok());
+  EXPECT_TRUE(ValidateRepositoryKey("/.hidden/x..y").ok());
 }
 
 TEST(ValidateKeyTest, AcceptsValidUtf8) {
-  EXPECT_TRUE(ValidateKey("/schemas/\xE8\xA1\xA8/t\xC3\xA9").ok());  // 表, é
-  EXPECT_TRUE(ValidateKey("/emoji/\xF0\x9F\x99\x82").ok());
+  EXPECT_TRUE(ValidateRepositoryKey("/schemas/\xE8\xA1\xA8/t\xC3\xA9").ok());  // 表, é
+  EXPECT_TRUE(ValidateRepositoryKey("/emoji/\xF0\x9F\x99\x82").ok());
 }
 
 TEST(ValidateKeyTest, RejectsInvalidUtf8NamingTheKey) {
   for (const char* key : {"/a/\xFF", "/a/\xC3", "/\xC0\xAF", "/\xED\xA0\x80"}) {
-    absl::Status status = ValidateKey(key);
+    absl::Status status = ValidateRepositoryKey(key);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << key;
     EXPECT_THAT(std::string(status.message()), HasSubstr("not valid UTF-8")) << key;
     EXPECT_THAT(std::string(status.message()), HasSubstr("'/")) << key;
@@ -41,20 +41,20 @@ TEST(ValidateNamespaceTest, RejectsInvalidUtf8) {
 }
 
 TEST(ValidateKeyTest, RejectsEmptyKey) {
-  absl::Status status = ValidateKey("");
+  absl::Status status = ValidateRepositoryKey("");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("''"));
 }
 
 TEST(ValidateKeyTest, RejectsRelativeKeyNamingIt) {
-  absl::Status status = ValidateKey("a/b");
+  absl::Status status = ValidateRepositoryKey("a/b");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("'a/b'"));
 }
 
 TEST(ValidateKeyTest, RejectsEmptySegments) {
   for (const char* key : {"//a", "/a//b", "/a/"}) {
-    absl::Status status = ValidateKey(key);
+    absl::Status status = ValidateRepositoryKey(key);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << key;
     EXPECT_THAT(status.message(), HasSubstr(key));
   }
@@ -62,43 +62,44 @@ TEST(ValidateKeyTest, RejectsEmptySegments) {
 
 TEST(ValidateKeyTest, RejectsDotSegments) {
   for (const char* key : {"/.", "/..", "/a/./b", "/a/../b", "/a/.."}) {
-    EXPECT_EQ(ValidateKey(key).code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_EQ(ValidateRepositoryKey(key).code(), absl::StatusCode::kInvalidArgument) << key;
   }
 }
 
 TEST(ValidateKeyTest, RejectsSpacesAtTheEnds) {
-  EXPECT_EQ(ValidateKey(" /a").code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ValidateKey("/a ").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateRepositoryKey(" /a").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateRepositoryKey("/a ").code(), absl::StatusCode::kInvalidArgument);
 }
 
 // Consul answers a URL path holding any of these with a bare 400: a key holding one could be
 // written by a transaction (an ephemeral write) and never read back by Get.
 TEST(ValidateKeyTest, RejectsCodePointsConsulRefusesInAPathNamingTheFirst) {
-  absl::Status status = ValidateKey("/loc/-\xde\xb2");  // U+07B2: unassigned
+  absl::Status status = ValidateRepositoryKey("/loc/-\xde\xb2");  // U+07B2: unassigned
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("U+07B2"));
   EXPECT_THAT(status.message(), HasSubstr("/loc/-\\xde\\xb2"));
   for (const char* key : {"/a\u00a0b", "/a\u00adb", "/a\u200bb", "/a\u2028b", "/a\ue000b",
                           "/a\uffffb", "/a\u3000b"}) {
-    EXPECT_EQ(ValidateKey(key).code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_EQ(ValidateRepositoryKey(key).code(), absl::StatusCode::kInvalidArgument) << key;
   }
   EXPECT_EQ(ValidateNamespace("ns\u200b").code(), absl::StatusCode::kInvalidArgument);
   for (const char* key : {"/caf\u00e9", "/\u4e2d\u6587", "/\U0001F600", "/a b", "/a~!@#$%^&*()"}) {
-    EXPECT_TRUE(ValidateKey(key).ok()) << key;
+    EXPECT_TRUE(ValidateRepositoryKey(key).ok()) << key;
   }
 }
 
 TEST(ValidateKeyTest, RejectsControlCharactersShowingThemEscaped) {
-  absl::Status status = ValidateKey(std::string("/a\nb"));
+  absl::Status status = ValidateRepositoryKey(std::string("/a\nb"));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("/a\\nb"));
-  EXPECT_EQ(ValidateKey(std::string("/a\0b", 4)).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ValidateKey("/a\x7f").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateRepositoryKey(std::string("/a\0b", 4)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateRepositoryKey("/a\x7f").code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ValidateKeyTest, AcceptsRootOnlyWhereAllowed) {
-  EXPECT_EQ(ValidateKey("/").code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(ValidateKey("/", RootKey::kAllowed).ok());
+  EXPECT_EQ(ValidateRepositoryKey("/").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ValidateRepositoryKey("/", RootKey::kAllowed).ok());
 }
 
 TEST(ValidateNamespaceTest, AcceptsPlainAndNestedNames) {
