@@ -6,9 +6,10 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
 import org.apache.shardingsphere.mode.repository.cluster.lock.creator.DistributedLockCreator;
 
 /**
- * Makes the locks of {@link RegistryConsulRepository}'s lock holder. ShardingSphere's holder finds
- * it by {@link #TYPE} (a type of its own, so it never meets another Consul provider's creator)
- * and caches one lock per key.
+ * Hands ShardingSphere's lock holder the locks of {@link RegistryConsulRepository}. The holder
+ * finds it by {@link #TYPE} (a type of its own, so it never meets another Consul provider's
+ * creator) and keeps what it gets per key; it gets the repository's own lock of the key, so a key
+ * has one lock however it is reached.
  */
 public final class RegistryConsulLockCreator
     implements DistributedLockCreator<AbstractConsulRepository.LockSource, TypedProperties<?>> {
@@ -17,7 +18,7 @@ public final class RegistryConsulLockCreator
   @Override
   public DistributedLock create(
       String lockKey, AbstractConsulRepository.LockSource client, TypedProperties<?> props) {
-    return new RegistryConsulLock(lockKey, client);
+    return client.lock(lockKey);
   }
 
   @Override

@@ -173,7 +173,8 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
 
   /**
    * The plugin's lock of {@code lockKey}, one per key for this repository's life: what each
-   * version's lock access hands out.
+   * version's lock access hands out (5.5.2's through {@link LockSource#lock}). The one cache of
+   * locks: each lock makes its native lock once, on its first use.
    */
   protected final DistributedLock lockOf(String lockKey) {
     Utf8.key(lockKey);
@@ -195,10 +196,11 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
     }
     NativeHandle h = opened();
     WatchSink sink = new WatchSink(key, listener, h);
-    // Registered under the key's lock, so a concurrent removeDataListener of the same key either
-    // sees this watch or runs before it exists.
+    // The native watch lists the subtree (a request): made before the map is touched, so no
+    // request runs inside the map's lock. A removeDataListener of the same key that runs in
+    // between does not see this watch: the watch then counts as added after that removal.
+    long id = call(address -> NativeRepository.watch(address, k, sink));
     watchIdsByKey.compute(key, (unused, ids) -> {
-      long id = call(address -> NativeRepository.watch(address, k, sink));
       List<Long> result = ids == null ? new ArrayList<>() : ids;
       result.add(id);
       return result;
@@ -260,19 +262,14 @@ abstract class AbstractConsulRepository implements ClusterPersistRepository {
     return h;
   }
 
-  /** What the lock creator gets as its client: the way to this repository's native locks. */
+  /**
+   * What the lock creator of ShardingSphere 5.5.2 gets as its client, and what each lock calls
+   * the plugin through.
+   */
   final class LockSource {
-    private final Map<String, Long> locks = new ConcurrentHashMap<>();
-
-    /** The native lock of {@code lockKey} (made once, kept until close). */
-    long lockOf(String lockKey, long address) throws NativeStatusException {
-      Long known = locks.get(lockKey);
-      if (known != null) {
-        return known;
-      }
-      long made = NativeRepository.lock(address, Utf8.key(lockKey));
-      locks.put(lockKey, made);
-      return made;
+    /** The repository's lock of {@code lockKey} (see {@link #lockOf}). */
+    DistributedLock lock(String lockKey) {
+      return lockOf(lockKey);
     }
 
     <T> T call(NativeCall<T> body, Function<NativeStatusException, RuntimeException> errors) {

@@ -11,9 +11,10 @@ import org.apache.shardingsphere.mode.repository.cluster.lock.DistributedLock;
  */
 final class RegistryConsulLock implements DistributedLock {
   private final String lockKey;
-  private final RegistryConsulRepository.LockSource source;
+  private final AbstractConsulRepository.LockSource source;
+  private long nativeLock; // guarded by this; 0 until the first use makes it
 
-  RegistryConsulLock(String lockKey, RegistryConsulRepository.LockSource source) {
+  RegistryConsulLock(String lockKey, AbstractConsulRepository.LockSource source) {
     this.lockKey = lockKey;
     this.source = source;
   }
@@ -22,7 +23,7 @@ final class RegistryConsulLock implements DistributedLock {
   @Override
   public boolean tryLock(long timeoutMillis) {
     return source.call(
-        address -> NativeRepository.tryLock(address, source.lockOf(lockKey, address), timeoutMillis),
+        address -> NativeRepository.tryLock(address, nativeLock(address), timeoutMillis),
         Errors::of);
   }
 
@@ -31,11 +32,22 @@ final class RegistryConsulLock implements DistributedLock {
   public void unlock() {
     source.call(
         address -> {
-          NativeRepository.unlock(address, source.lockOf(lockKey, address));
+          NativeRepository.unlock(address, nativeLock(address));
           return null;
         },
         failure -> failure.getCode() == NativeStatusException.FAILED_PRECONDITION
             ? new IllegalMonitorStateException(failure.getMessage())
             : Errors.of(failure));
+  }
+
+  /**
+   * The plugin's lock behind this one, made once (the plugin's get_lock makes no request; the
+   * repository closes it).
+   */
+  private synchronized long nativeLock(long address) throws NativeStatusException {
+    if (nativeLock == 0) {
+      nativeLock = NativeRepository.lock(address, Utf8.key(lockKey));
+    }
+    return nativeLock;
   }
 }
