@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/plugin/backup_file_test.cc
+// tests/tools/backup_file_test.cc
 //
 // The files of `registryctl export` / `import` (tools/ctl_backup_file.h): written byte for byte as
 // `consul kv export` writes them (the expected texts below are what Consul 1.8.7's CLI printed

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/plugin/print_line_test.cc
+// tests/tools/print_line_test.cc
 //
 // registryctl's PrintLine (tools/print_line.h): a line another thread prints at the same moment
 // never lands inside it. `registryctl watch` prints "registryctl: watching KEY" on stderr while

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/plugin/event_json_test.cc
+// tests/tools/event_json_test.cc
 //
 // The JSON lines of `registryctl watch` (tools/event_json.h): the exact format, escaping, and
 // arbitrary bytes, which must still give valid JSON.
