@@ -14,6 +14,7 @@
 #include "repository/connection_publisher.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
+#include "repository/remembered_keys.h"
 #include "repository/session_keeper.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
@@ -24,15 +25,15 @@ namespace {
 // The instance session as code built on the instance sees it: the keeper's session side.
 class KeeperSession final : public InstanceSession {
  public:
-  KeeperSession(SessionKeeper& keeper, ConnectionPublisher& publisher)
-      : keeper_(keeper), publisher_(publisher) {}
+  KeeperSession(SessionKeeper& keeper, RememberedKeys& keys, ConnectionPublisher& publisher)
+      : keeper_(keeper), keys_(keys), publisher_(publisher) {}
 
   absl::StatusOr<std::string> AcquireSessionId(absl::Time deadline) override {
     return keeper_.AcquireSessionId(deadline);
   }
   absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
                                absl::FunctionRef<absl::Status()> write) override {
-    return keeper_.PersistentWrite(consul_key, tree, write);
+    return keys_.PersistentWrites({std::string(consul_key)}, tree, write);
   }
   std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
   void ReportSessionInvalid(absl::string_view id) override { keeper_.ReportSessionInvalid(id); }
@@ -43,6 +44,7 @@ class KeeperSession final : public InstanceSession {
 
  private:
   SessionKeeper& keeper_;
+  RememberedKeys& keys_;
   ConnectionPublisher& publisher_;
 };
 
@@ -59,8 +61,8 @@ struct Parts {
                                     options.session_ttl, options.session_lock_delay,
                                     options.lock_retry, options.client.request_timeout,
                                     options.session_node},
-               publisher),
-        session(keeper, publisher) {}
+               keys, publisher),
+        session(keeper, keys, publisher) {}
 
   const ConsulRepositoryOptions options;
   const KeySpace space;
@@ -69,6 +71,7 @@ struct Parts {
   // The serial executor, and the workers of the engine's listeners; no thread before work.
   watch::Dispatcher tasks{watch::DispatcherOptions{}};
   ConnectionPublisher publisher{tasks};  // what the keeper publishes, delivered on `tasks`
+  RememberedKeys keys;  // what the keeper binds; orders every write of the instance
   SessionKeeper keeper;
   KeeperSession session;
   std::unique_ptr<watch::WatchEngine> engine;  // made once the rest exists
@@ -102,9 +105,9 @@ absl::StatusOr<ConsulInstance> NewConsulInstance(ConsulRepositoryOptions options
                                parts->options.session_ttl,
                                parts->options.block_query_wait,
                                parts->options.lock_retry};
-  RepositoryParts repository{parts->options, parts->space,  *parts->client,
-                             parts->closing, parts->keeper, parts->publisher,
-                             *parts->engine, parts->tasks,  parts};
+  RepositoryParts repository{parts->options, parts->space, *parts->client,   parts->closing,
+                             parts->keeper,  parts->keys,  parts->publisher, *parts->engine,
+                             parts->tasks,   parts};
   return ConsulInstance{NewConsulRepositoryOn(std::move(repository)), locks};
 }
 

@@ -36,6 +36,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
         canceller_(parts.closing),
         tasks_(parts.tasks),
         keeper_(parts.keeper),
+        keys_(parts.keys),
         connection_(parts.connection),
         engine_(parts.watches) {}
 
@@ -71,7 +72,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   absl::Status Persist(absl::string_view key, absl::string_view value) override {
     RETURN_IF_ERROR(Check("Persist", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
-    absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/false, [&] {
+    absl::Status status = keys_.PersistentWrites({consul_key}, /*tree=*/false, [&] {
       return PersistKey(client_, canceller_, key, consul_key, value);
     });
     return status.ok() ? status : Failed("Persist", key, status);
@@ -80,7 +81,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   absl::Status Update(absl::string_view key, absl::string_view value) override {
     RETURN_IF_ERROR(Check("Update", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
-    absl::Status status = keeper_.Update(
+    absl::Status status = keys_.Update(
         consul_key, value, [&] { return UpdateKey(client_, canceller_, key, consul_key, value); });
     return status.ok() ? status : Failed("Update", key, status);
   }
@@ -89,7 +90,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     RETURN_IF_ERROR(Check("Delete", key, RootKey::kAllowed));
     const bool root = key == "/";
     const std::string consul_key = root ? space_.namespace_name() : space_.ConsulKey(key);
-    absl::Status status = keeper_.PersistentWrite(consul_key, /*tree=*/true, [&] {
+    absl::Status status = keys_.PersistentWrites({consul_key}, /*tree=*/true, [&] {
       return DeleteTree(client_, canceller_, root ? "" : consul_key, space_.TreePrefix(key));
     });
     return status.ok() ? status : Failed("Delete", key, status);
@@ -111,7 +112,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     for (const BatchSlice& slice : SliceBatch(consul_entries, options_.txn_max_operations)) {
       std::vector<std::string> keys;
       for (size_t i = slice.begin; i < slice.end; ++i) keys.push_back(consul_entries[i].first);
-      absl::Status status = keeper_.PersistentWrites(keys, /*tree=*/false, [&] {
+      absl::Status status = keys_.PersistentWrites(keys, /*tree=*/false, [&] {
         return PersistSlice(client_, canceller_, consul_entries, slice);
       });
       if (!status.ok()) {
@@ -273,6 +274,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   // the keeper and the engine, which post to it.
   watch::Dispatcher& tasks_;
   SessionKeeper& keeper_;
+  RememberedKeys& keys_;
   ConnectionPublisher& connection_;
   watch::WatchEngine& engine_;
 

@@ -53,6 +53,7 @@
 #include "registry/repository.h"
 #include "repository/connection_publisher.h"
 #include "repository/key_space.h"
+#include "repository/remembered_keys.h"
 #include "repository/session_keeper.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
@@ -96,8 +97,9 @@ struct RepositoryParts {
   const ConsulRepositoryOptions& options;
   const KeySpace& key_space;
   consul::Client& client;
-  consul::Canceller& closing;       // cancelled by Close(): passed to every request of the instance
-  SessionKeeper& keeper;            // the instance session and its ephemeral keys
+  consul::Canceller& closing;  // cancelled by Close(): passed to every request of the instance
+  SessionKeeper& keeper;       // the instance session; binds the ephemeral keys
+  RememberedKeys& keys;        // persistent writes go through it (they forget what they overwrite)
   ConnectionPublisher& connection;  // connection listeners subscribe here
   watch::WatchEngine& watches;
   // The serial executor (connection events), whose workers also run the engine's listeners.

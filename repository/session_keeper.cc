@@ -21,12 +21,14 @@
 namespace registry {
 
 SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& canceller,
-                             SessionKeeperOptions options, ConnectionPublisher& publisher)
+                             SessionKeeperOptions options, RememberedKeys& keys,
+                             ConnectionPublisher& publisher)
     : client_(client),
       canceller_(canceller),
       options_(std::move(options)),
-      session_node_(options_.session_node),
+      calls_(client, canceller, options_),
       publisher_(publisher),
+      keys_(keys),
       lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
   // Every call and watch exchange of the client tells the connection state.
   reachability_listener_ =
@@ -88,16 +90,15 @@ absl::Status SessionKeeper::Stop() {
     live = lifecycle_.Abandon();
     if (!live.empty()) doomed.push_back(live);
     for (std::string& id : doomed_.TakeAll()) doomed.push_back(std::move(id));
-    for (const auto& [key, state] : ephemeral_) {
-      if (!live.empty() && state.bound_session == live) live_keys.push_back(key);
-    }
-    ephemeral_.clear();
+    // Under mu_: a bind remembers its key under mu_ too, after checking stopping_.
+    if (!live.empty()) live_keys = keys_.BoundTo(live);
+    keys_.Clear();
   }
   // One request timeout for all of it: Close() must not block for longer. Deleting the keys
   // first (at most half of it) spares them the lock-delay that destroying the session would put
   // on them, so another instance can create them at once, as after ZooKeeper's close.
   const absl::Time deadline = absl::Now() + options_.request_timeout;
-  DeleteOwnKeys(live, live_keys, absl::Now() + options_.request_timeout / 2);
+  calls_.DeleteKeysHeldBy(live, live_keys, absl::Now() + options_.request_timeout / 2);
   absl::Status status;
   for (const std::string& id : doomed) {
     const absl::Duration left = deadline - absl::Now();
@@ -106,7 +107,7 @@ absl::Status SessionKeeper::Stop() {
           absl::StrCat("no time left to destroy session ", id, "; it expires by its TTL")));
       continue;
     }
-    absl::Status destroyed = DestroySessionRpc(id, nullptr, left);
+    absl::Status destroyed = calls_.Destroy(id, nullptr, left);
     if (!destroyed.ok()) {
       status.Update(absl::Status(
           destroyed.code(),
@@ -115,38 +116,6 @@ absl::Status SessionKeeper::Stop() {
     }
   }
   return status;
-}
-
-absl::StatusOr<std::string> SessionKeeper::CreateSessionRpc(absl::Time deadline) {
-  consul::SessionCreateOptions create;
-  create.name = options_.session_name;
-  create.behavior = consul::SessionBehavior::kDelete;
-  create.ttl = options_.ttl;
-  create.lock_delay = options_.lock_delay;
-  // A create cut by the deadline may still have made a session: it expires by its TTL.
-  consul::Canceller call(&canceller_, deadline);
-  return session_node_.CreateSession(client_, std::move(create), &call);
-}
-
-absl::Status SessionKeeper::DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
-                                              absl::Duration timeout) {
-  ASSIGN_OR_RETURN(consul::HttpRequest request, consul::BuildSessionDestroyRequest(id));
-  request.timeout = timeout;
-  ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, canceller));
-  return consul::ParseSessionDestroyResponse(request, response);
-}
-
-absl::StatusOr<std::optional<consul::SessionInfo>> SessionKeeper::RenewRpc(const std::string& id,
-                                                                           absl::Duration budget) {
-  ASSIGN_OR_RETURN(consul::HttpRequest request, consul::BuildSessionRenewRequest(id));
-  // The call may take until the loss deadline (`budget`), and no longer: the hold must end then,
-  // whatever it would have said. Not less either: during an election a follower holds the
-  // renewal until a leader is elected, then answers, and a call cut sooner would read a routine
-  // election as a lost session. The client gives each server its share (client.h), so one server
-  // that holds requests cannot take it all while another would answer.
-  request.timeout = std::min(absl::Ceil(budget, absl::Milliseconds(1)), options_.request_timeout);
-  ASSIGN_OR_RETURN(consul::HttpResponse response, client_.Execute(request, &canceller_));
-  return consul::ParseSessionRenewResponse(request, response);
 }
 
 absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline) {
@@ -164,14 +133,14 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
       creating_ = true;
       const absl::Time sent = MonotonicNow();
       mu_.Unlock();
-      absl::StatusOr<std::string> id = CreateSessionRpc(deadline);
+      absl::StatusOr<std::string> id = calls_.Create(deadline);
       mu_.Lock();
       creating_ = false;
       if (stopping_) {
         if (id.ok() && !swept_) orphans_.push_back(*id);
         if (id.ok() && swept_) {
           mu_.Unlock();
-          DestroySessionRpc(*id, nullptr, options_.request_timeout).IgnoreError();
+          calls_.Destroy(*id, nullptr, options_.request_timeout).IgnoreError();
           mu_.Lock();
         }
         return ClosedError();
@@ -302,7 +271,7 @@ bool SessionKeeper::DestroyDueSessionLocked() {
   if (!id.has_value()) return false;
   mu_.Unlock();
   const absl::Status destroyed =
-      DestroySessionRpc(*id, &canceller_, std::min(options_.ttl, options_.request_timeout));
+      calls_.Destroy(*id, &canceller_, std::min(options_.ttl, options_.request_timeout));
   mu_.Lock();
   if (destroyed.ok()) {
     doomed_.Destroyed(*id);
@@ -342,7 +311,8 @@ void SessionKeeper::Run() {
 
 void SessionKeeper::RenewLocked(const SessionStep& step, absl::Time sent) {
   mu_.Unlock();
-  absl::StatusOr<std::optional<consul::SessionInfo>> renewed = RenewRpc(step.session, step.budget);
+  absl::StatusOr<std::optional<consul::SessionInfo>> renewed =
+      calls_.Renew(step.session, step.budget);
   mu_.Lock();
   if (stopping_ || lifecycle_.session() != step.session) return;
   const bool ok = renewed.ok() && renewed->has_value();
@@ -371,7 +341,7 @@ void SessionKeeper::RenewLocked(const SessionStep& step, absl::Time sent) {
 void SessionKeeper::RecreateLocked() {
   mu_.Unlock();
   const absl::Time sent = MonotonicNow();
-  absl::StatusOr<std::string> id = CreateSessionRpc(absl::InfiniteFuture());
+  absl::StatusOr<std::string> id = calls_.Create(absl::InfiniteFuture());
   mu_.Lock();
   if (stopping_) {
     if (id.ok()) orphans_.push_back(*id);  // Stop() destroys it after joining this thread

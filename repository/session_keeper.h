@@ -25,10 +25,10 @@
 //    serial executor with no lock held, never on the thread that renews. On a loss, the
 //    observers (held locks) learn of it before the listeners hear LOST.
 //
-// Write ordering: ephemeral writes and re-persisting hold `write_mu_` exclusively for one attempt
-// (or one restore batch) at a time; persistent writes (Persist, Update, Delete) hold it shared and
-// then forget (or, for Update, refresh) what they overwrote. So the remembered key -> value map
-// always matches the last write that reached the server.
+// The keys it binds are remembered in the instance's RememberedKeys (remembered_keys.h), which
+// also orders writes: ephemeral writes and re-persisting hold its write order exclusively for
+// one attempt (or one restore batch) at a time; persistent writes go there directly, not through
+// the keeper.
 //
 // Thread safety: all public methods may be called concurrently from any thread. Stop() may be
 // called from a listener.
@@ -38,7 +38,6 @@
 #include <atomic>
 #include <deque>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -47,14 +46,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "absl/types/span.h"
 #include "base/limits.h"
 #include "base/monotonic.h"
 #include "consul/canceller.h"
@@ -65,27 +62,19 @@
 #include "repository/ephemeral_writer.h"
 #include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
+#include "repository/remembered_keys.h"
+#include "repository/session_calls.h"
 #include "repository/session_lifecycle.h"
-#include "repository/session_node.h"
 
 namespace registry {
 
-struct SessionKeeperOptions {
-  std::string session_name;
-  absl::Duration ttl = limits::kDefaultSessionTtl;
-  absl::Duration lock_delay = limits::kDefaultLockDelay;
-  absl::Duration lock_retry = limits::kDefaultLockRetry;
-  absl::Duration request_timeout = limits::kDefaultRequestTimeout;
-  // The catalog node of the sessions (session_node.h); empty: the agent's node.
-  std::string session_node = std::string(limits::kDefaultSessionNode);
-};
-
 class SessionKeeper {
  public:
-  // `client`, `canceller` and `publisher` must outlive the keeper; Stop() cancels `canceller`
-  // and closes `publisher`, which tells listeners and observers what the keeper publishes.
+  // `client`, `canceller`, `keys` and `publisher` must outlive the keeper; Stop() cancels
+  // `canceller` and closes `publisher`, which tells listeners and observers what the keeper
+  // publishes. `keys` holds what the ephemeral writes bound, and orders writes.
   SessionKeeper(consul::Client& client, consul::Canceller& canceller, SessionKeeperOptions options,
-                ConnectionPublisher& publisher);
+                RememberedKeys& keys, ConnectionPublisher& publisher);
   ~SessionKeeper();  // Stop(), then joins the thread
   SessionKeeper(const SessionKeeper&) = delete;
   SessionKeeper& operator=(const SessionKeeper&) = delete;
@@ -99,22 +88,6 @@ class SessionKeeper {
   // this call created it (then it is remembered). Lock-delay handling as above.
   absl::StatusOr<bool> PersistExclusiveEphemeral(absl::string_view consul_key,
                                                  absl::string_view value);
-
-  // Runs `write` (a persistent write of `consul_key`, and with `tree` of everything under
-  // `consul_key` + "/") ordered against ephemeral writes; on success, and when its outcome is
-  // unknown (consul::IsUnknownOutcome: it may land), forgets the keys it overwrote or deleted, so
-  // that no rebind after a session loss undoes it.
-  absl::Status PersistentWrite(absl::string_view consul_key, bool tree,
-                               absl::FunctionRef<absl::Status()> write);
-  // As PersistentWrite for a write of every key of `consul_keys` (each with its tree if `tree`).
-  absl::Status PersistentWrites(absl::Span<const std::string> consul_keys, bool tree,
-                                absl::FunctionRef<absl::Status()> write);
-
-  // Runs `update` (which keeps the key's holder) ordered against ephemeral writes; on success,
-  // and when its outcome is unknown, a remembered `consul_key` is rebound with `value` from then
-  // on.
-  absl::Status Update(absl::string_view consul_key, absl::string_view value,
-                      absl::FunctionRef<absl::Status()> update);
 
   // What a call or a watch exchange said of the store: the keeper listens to its client's
   // reachability reports from its construction to its destruction, so that an instance without
@@ -142,22 +115,7 @@ class SessionKeeper {
   void ReportSessionInvalid(absl::string_view session_id);
 
  private:
-  struct Ephemeral {
-    std::string value;
-    bool exclusive = false;
-    std::string bound_session;  // the session the key was last bound to
-  };
   absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
-  // Creates a session (RPC, no lock held), giving up at `deadline`.
-  absl::StatusOr<std::string> CreateSessionRpc(absl::Time deadline);
-  // Deletes each of `keys` that `session` still holds, before a clean close destroys it (the
-  // session's end would put a lock-delay on them). Best effort, until `deadline`: a key left is
-  // deleted by the session's end.
-  void DeleteOwnKeys(const std::string& session, const std::vector<std::string>& keys,
-                     absl::Time deadline);
-  // Destroys `id` (best effort, within `timeout`); returns the client's status.
-  absl::Status DestroySessionRpc(const std::string& id, consul::Canceller* canceller,
-                                 absl::Duration timeout);
 
   void StartThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The renewal thread: does what the life cycle says is due, and sleeps until the next of it.
@@ -177,15 +135,12 @@ class SessionKeeper {
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Binds every remembered key not bound to the live session to it, in batches.
   void RestorePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // One batch of the pass (write_mu_ held exclusively, mu_ not held).
+  // One batch of the pass (the write order held exclusively, mu_ not held).
   void RestoreBatch(std::vector<BindRequest> batch, const std::string& session, bool* retry_later,
-                    bool* stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+                    bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
   // Records what became of one key of a restore; sets `*retry_later` and `*stop` as needed.
   void RecordRestore(const std::string& key, const std::string& session, BindOutcome outcome,
                      bool* retry_later, bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
-  // Renews `id` in a call cut after `budget` (at most the request timeout).
-  absl::StatusOr<std::optional<consul::SessionInfo>> RenewRpc(const std::string& id,
-                                                              absl::Duration budget);
   // Delay before the next session create after `failures` failed ones.
   absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Delay before a failed renewal is made again.
@@ -197,12 +152,11 @@ class SessionKeeper {
   consul::Client& client_;
   consul::Canceller& canceller_;
   const SessionKeeperOptions options_;
-  SessionNode session_node_;
+  SessionCalls calls_;  // every request about the session itself (made with no lock held)
   ConnectionPublisher& publisher_;  // published to under mu_ (its mutex is the innermost)
 
-  // Orders ephemeral writes (exclusive) against persistent ones (shared); see the file comment.
-  // Acquired before mu_, never while holding it.
-  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // The remembered ephemeral keys; its write order is taken before mu_, its own mutex after.
+  RememberedKeys& keys_;
 
   absl::Mutex mu_;
   // The live session, when it is renewed and when it counts as lost (session_lifecycle.h), on
@@ -216,7 +170,6 @@ class SessionKeeper {
   WakeupSignal renew_signal_;
   WakeupSignal restore_signal_;
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Ephemeral> ephemeral_ ABSL_GUARDED_BY(mu_);  // consul key -> state
 
   int reachability_listener_ = 0;  // its id with the client; set by the constructor
   // The last ReportReachable(): -1 none yet, 0 unreachable, 1 reachable. Read and swapped

@@ -43,15 +43,14 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
     BindOutcome outcome;
     const absl::Time sent = absl::Now();
     {
-      absl::WriterMutexLock write_lock(&write_mu_);
+      absl::WriterMutexLock write_lock(&keys_.write_order());
       bool held_before = false;  // already bound to this session with this value
       {
         absl::MutexLock lock(&mu_);
         if (stopping_) return ClosedError();
         if (lifecycle_.session() != session) continue;  // replaced meanwhile: use the new one
-        auto it = ephemeral_.find(std::string(consul_key));
-        held_before = it != ephemeral_.end() && it->second.bound_session == session &&
-                      it->second.value == value;
+        const std::optional<RememberedKeys::Key> known = keys_.Find(consul_key);
+        held_before = known.has_value() && known->bound_session == session && known->value == value;
       }
       absl::StatusOr<BindOutcome> attempt =
           exclusive
@@ -74,7 +73,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
       if (outcome == BindOutcome::kBound) {
         absl::MutexLock lock(&mu_);
         if (stopping_) return ClosedError();
-        ephemeral_[std::string(consul_key)] = Ephemeral{std::string(value), exclusive, session};
+        keys_.Remember(consul_key, RememberedKeys::Key{std::string(value), exclusive, session});
         if (lifecycle_.session() != session) {
           // The session was lost while the txn ran: bind the key to the new one too.
           NeedRestoreLocked();
@@ -109,62 +108,9 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
   }
 }
 
-absl::Status SessionKeeper::PersistentWrite(absl::string_view consul_key, bool tree,
-                                            absl::FunctionRef<absl::Status()> write) {
-  const std::string key(consul_key);
-  return PersistentWrites(absl::MakeConstSpan(&key, 1), tree, write);
-}
-
-absl::Status SessionKeeper::PersistentWrites(absl::Span<const std::string> consul_keys, bool tree,
-                                             absl::FunctionRef<absl::Status()> write) {
-  absl::ReaderMutexLock write_lock(&write_mu_);
-  const absl::Status written = write();
-  // A write whose outcome is unknown may land (or have landed): the keys are not to be bound
-  // again with their old values after a session loss, which would undo it.
-  if (!written.ok() && !consul::IsUnknownOutcome(written)) return written;
-  absl::MutexLock lock(&mu_);
-  for (const std::string& consul_key : consul_keys) {
-    ephemeral_.erase(consul_key);
-    if (!tree) continue;
-    const std::string prefix = absl::StrCat(consul_key, "/");
-    auto it = ephemeral_.lower_bound(prefix);
-    while (it != ephemeral_.end() && absl::StartsWith(it->first, prefix)) {
-      it = ephemeral_.erase(it);
-    }
-  }
-  return written;
-}
-
-absl::Status SessionKeeper::Update(absl::string_view consul_key, absl::string_view value,
-                                   absl::FunctionRef<absl::Status()> update) {
-  {
-    absl::ReaderMutexLock write_lock(&write_mu_);
-    bool remembered;
-    {
-      absl::MutexLock lock(&mu_);
-      remembered = ephemeral_.contains(std::string(consul_key));
-    }
-    // Ephemeral keys are only added under the exclusive lock, so this answer holds for as long
-    // as the shared lock is held.
-    if (!remembered) return update();
-  }
-  absl::WriterMutexLock write_lock(&write_mu_);
-  const absl::Status updated = update();
-  // An update whose outcome is unknown may land (or have landed): a rebind after a session loss
-  // writes its value, not the older one it may have replaced.
-  if (!updated.ok() && !consul::IsUnknownOutcome(updated)) return updated;
-  absl::MutexLock lock(&mu_);
-  auto it = ephemeral_.find(std::string(consul_key));
-  if (it != ephemeral_.end()) it->second.value = std::string(value);
-  return updated;
-}
-
 void SessionKeeper::RestorePassLocked() {
   const std::string session = lifecycle_.session();
-  std::vector<std::string> pending;
-  for (const auto& [key, ephemeral] : ephemeral_) {
-    if (ephemeral.bound_session != session) pending.push_back(key);
-  }
+  const std::vector<std::string> pending = keys_.Unbound(session);
   if (pending.empty()) {
     restore_needed_ = false;
     SessionEffects effects = lifecycle_.RestoreDone();
@@ -181,18 +127,18 @@ void SessionKeeper::RestorePassLocked() {
   size_t next = 0;
   while (next < pending.size() && !stop) {
     // Up to kMaxKeysPerBatch keys still to bind, in one transaction (mu_ is released for the
-    // request; write_mu_ orders it against user writes, one batch at a time).
+    // request; the write order puts it after user writes, one batch at a time).
     std::vector<BindRequest> batch;
     for (; next < pending.size() && batch.size() < kMaxKeysPerBatch; ++next) {
-      auto it = ephemeral_.find(pending[next]);
-      if (it == ephemeral_.end() || it->second.bound_session == session) continue;
-      batch.push_back(BindRequest{pending[next], it->second.value, session, it->second.exclusive,
-                                  own_sessions});
+      const std::optional<RememberedKeys::Key> key = keys_.Find(pending[next]);
+      if (!key.has_value() || key->bound_session == session) continue;
+      batch.push_back(
+          BindRequest{pending[next], key->value, session, key->exclusive, own_sessions});
     }
     if (batch.empty()) break;
     mu_.Unlock();
     {
-      absl::WriterMutexLock write_lock(&write_mu_);
+      absl::WriterMutexLock write_lock(&keys_.write_order());
       RestoreBatch(std::move(batch), session, &retry_later, &stop);
     }
     mu_.Lock();
@@ -208,13 +154,12 @@ void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::stri
       // A user write since the batch was made may have changed or dropped a key.
       absl::MutexLock lock(&mu_);
       if (stopping_ || lifecycle_.session() != session) return;
-      std::erase_if(batch,
-                    [this, &session](BindRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                      auto it = ephemeral_.find(request.consul_key);
-                      if (it == ephemeral_.end()) return true;
-                      request.value = it->second.value;
-                      return it->second.bound_session == session;
-                    });
+      std::erase_if(batch, [this, &session](BindRequest& request) {
+        const std::optional<RememberedKeys::Key> key = keys_.Find(request.consul_key);
+        if (!key.has_value()) return true;
+        request.value = key->value;
+        return key->bound_session == session;
+      });
     }
     if (batch.empty()) return;
     absl::StatusOr<BatchBindOutcome> outcome = AttemptCreateBatch(client_, batch, &canceller_);
@@ -251,15 +196,14 @@ void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::stri
 void SessionKeeper::RecordRestore(const std::string& key, const std::string& session,
                                   BindOutcome outcome, bool* retry_later, bool* stop) {
   absl::MutexLock lock(&mu_);
-  auto it = ephemeral_.find(key);
   switch (outcome) {
     case BindOutcome::kBound:
-      if (it != ephemeral_.end()) it->second.bound_session = session;
+      keys_.MarkBound(key, session);
       metrics::Metrics().session_keys_restored.Get().Increment();
       return;
     case BindOutcome::kExists:
       Log(LogLevel::kWarn, "session", "ephemeral key '", key, "' now belongs to another instance");
-      if (it != ephemeral_.end()) ephemeral_.erase(it);
+      keys_.Forget(key);
       return;
     case BindOutcome::kBadSession:
       // Check the session at once; the next session restarts the pass.
@@ -271,29 +215,6 @@ void SessionKeeper::RecordRestore(const std::string& key, const std::string& ses
       *retry_later = true;
       *stop = true;  // the lost session's keys share their lock-delay: wait it out together
       return;
-  }
-}
-
-void SessionKeeper::DeleteOwnKeys(const std::string& session, const std::vector<std::string>& keys,
-                                  absl::Time deadline) {
-  // check-session makes each delete conditional: a key another session took since (after an
-  // exclusive write lost to it, say) is not ours to delete. One refused key rolls back its whole
-  // batch, which is then tried key by key.
-  auto attempt = [&](size_t begin, size_t end) {
-    std::vector<consul::TxnOp> ops;
-    for (size_t i = begin; i < end; ++i) {
-      ops.push_back(consul::TxnOp::CheckSession(keys[i], session));
-      ops.push_back(consul::TxnOp::Delete(keys[i]));
-    }
-    consul::Canceller root;
-    consul::Canceller call(&root, deadline);
-    absl::StatusOr<consul::TxnResult> result = client_.Txn(ops, &call);
-    return result.ok() && result->committed;
-  };
-  for (size_t begin = 0; begin < keys.size() && absl::Now() < deadline; begin += kMaxKeysPerBatch) {
-    const size_t end = std::min(keys.size(), begin + kMaxKeysPerBatch);
-    if (attempt(begin, end) || end - begin == 1) continue;
-    for (size_t i = begin; i < end && absl::Now() < deadline; ++i) attempt(i, i + 1);
   }
 }
 
