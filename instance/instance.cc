@@ -64,6 +64,14 @@ struct Parts {
                keys, publisher),
         session(keeper, keys, publisher) {}
 
+  // Closes in the repository's order (each step idempotent), for the case where no repository
+  // was made to do it: no task on the executor outlives what it refers to.
+  ~Parts() {
+    keeper.Stop().IgnoreError();
+    if (engine != nullptr) engine->Close();
+    tasks.Stop();
+  }
+
   const ConsulRepositoryOptions options;
   const KeySpace space;
   const std::unique_ptr<consul::Client> client;
