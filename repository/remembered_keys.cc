@@ -34,7 +34,7 @@ absl::Status RememberedKeys::Update(absl::string_view consul_key, absl::string_v
     absl::ReaderMutexLock order(&write_order_);
     // Keys are only remembered under the exclusive order, so this answer holds for as long as
     // the shared order is held.
-    if (!Find(consul_key).has_value()) return update();
+    if (!Contains(consul_key)) return update();
   }
   absl::WriterMutexLock order(&write_order_);
   const absl::Status updated = update();
@@ -51,6 +51,11 @@ std::optional<RememberedKeys::Key> RememberedKeys::Find(absl::string_view consul
   auto it = keys_.find(consul_key);
   if (it == keys_.end()) return std::nullopt;
   return it->second;
+}
+
+bool RememberedKeys::Contains(absl::string_view consul_key) const {
+  absl::MutexLock lock(&mu_);
+  return keys_.contains(consul_key);
 }
 
 void RememberedKeys::Remember(absl::string_view consul_key, Key key) {
@@ -77,11 +82,12 @@ std::vector<std::string> RememberedKeys::BoundTo(const std::string& session) con
   return bound;
 }
 
-std::vector<std::string> RememberedKeys::Unbound(const std::string& session) const {
+std::vector<std::pair<std::string, RememberedKeys::Key>> RememberedKeys::Unbound(
+    const std::string& session) const {
   absl::MutexLock lock(&mu_);
-  std::vector<std::string> unbound;
+  std::vector<std::pair<std::string, Key>> unbound;
   for (const auto& [consul_key, key] : keys_) {
-    if (key.bound_session != session) unbound.push_back(consul_key);
+    if (key.bound_session != session) unbound.emplace_back(consul_key, key);
   }
   return unbound;
 }

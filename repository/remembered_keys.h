@@ -15,8 +15,8 @@
 //
 // So the remembered key -> value map always matches the last write that reached the server.
 //
-// Lock order: write_order() before the session keeper's mutex, which comes before this class's
-// own mutex (the innermost: nothing is called while holding it).
+// Lock order: write_order() before the session keeper's and the key restorer's mutexes, which
+// come before this class's own mutex (the innermost: nothing is called while holding it).
 //
 // Thread safety: all methods may be called concurrently from any thread.
 #ifndef REPOSITORY_REMEMBERED_KEYS_H_
@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -61,14 +62,17 @@ class RememberedKeys {
 
   // The key's remembered state, if remembered.
   std::optional<Key> Find(absl::string_view consul_key) const ABSL_LOCKS_EXCLUDED(mu_);
+  bool Contains(absl::string_view consul_key) const ABSL_LOCKS_EXCLUDED(mu_);
   // Remembers `key` (replacing what was remembered). Called with write_order() held exclusively.
   void Remember(absl::string_view consul_key, Key key) ABSL_LOCKS_EXCLUDED(mu_);
   // Records that a remembered key is bound to `session` now; nothing if it is not remembered.
   void MarkBound(absl::string_view consul_key, const std::string& session) ABSL_LOCKS_EXCLUDED(mu_);
   void Forget(absl::string_view consul_key) ABSL_LOCKS_EXCLUDED(mu_);
-  // The remembered keys bound to `session`, or (Unbound) to any other session, in key order.
+  // The remembered keys bound to `session`, in key order.
   std::vector<std::string> BoundTo(const std::string& session) const ABSL_LOCKS_EXCLUDED(mu_);
-  std::vector<std::string> Unbound(const std::string& session) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The remembered keys bound to any other session, with their state, in key order.
+  std::vector<std::pair<std::string, Key>> Unbound(const std::string& session) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Clear() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

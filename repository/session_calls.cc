@@ -5,12 +5,27 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/backoff.h"
 #include "base/status_macros.h"
 #include "consul/session.h"
 #include "consul/txn.h"
 #include "repository/ephemeral_writer.h"
 
 namespace registry {
+
+absl::Duration SessionRetryDelay(const SessionKeeperOptions& options, absl::BitGenRef gen) {
+  const absl::Duration every =
+      std::clamp(options.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
+  return BackoffDelay(every, every, 1, gen);
+}
+
+absl::Duration SessionCreateBackoff(const SessionKeeperOptions& options, int failures,
+                                    absl::BitGenRef gen) {
+  const absl::Duration first =
+      std::clamp(options.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
+  const absl::Duration max = std::clamp(options.ttl / 4, first, absl::Seconds(10));
+  return BackoffDelay(first, max, failures, gen);
+}
 
 SessionCalls::SessionCalls(consul::Client& client, consul::Canceller& canceller,
                            const SessionKeeperOptions& options)

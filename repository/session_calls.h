@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/random/bit_gen_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -35,6 +36,14 @@ struct SessionKeeperOptions {
   // The catalog node of the sessions (session_node.h); empty: the agent's node.
   std::string session_node = std::string(limits::kDefaultSessionNode);
 };
+
+// Delay before a failed renewal, or a failed destroy of a lost session, is made again: about once
+// a second, as Consul's own client does, so that a renewal retried through a leader election
+// lands as soon as a new leader serves; a short TTL retries sooner.
+absl::Duration SessionRetryDelay(const SessionKeeperOptions& options, absl::BitGenRef gen);
+// Delay before the next session create after `failures` failed ones in a row.
+absl::Duration SessionCreateBackoff(const SessionKeeperOptions& options, int failures,
+                                    absl::BitGenRef gen);
 
 class SessionCalls {
  public:

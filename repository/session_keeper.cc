@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper.cc
 //
-// The session life cycle and the background threads (renewal, restore). What reachability
-// reports publish is in session_keeper_reachability.cc (the publisher, connection_publisher.h,
-// delivers it); the ephemeral writes (Bind,
-// PersistentWrite, Update and the re-persist pass) in session_keeper_writes.cc.
+// The session life cycle and the renewal thread. What reachability reports publish is in
+// session_keeper_reachability.cc (the publisher, connection_publisher.h, delivers it); the
+// ephemeral writes in session_keeper_writes.cc; restoring keys after a loss in key_restorer.cc.
 #include "repository/session_keeper.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "base/backoff.h"
 #include "base/log.h"
 #include "base/monotonic.h"
 #include "base/plugin_metrics.h"
@@ -29,6 +27,12 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
       calls_(client, canceller, options_),
       publisher_(publisher),
       keys_(keys),
+      restorer_(client, canceller, options_, keys, calls_,
+                KeyRestorer::Callbacks{
+                    .restored = [this](const std::string& session) { KeysRestored(session); },
+                    .session_invalid =
+                        [this](const std::string& session) { ReportSessionInvalid(session); },
+                }),
       lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
   // Every call and watch exchange of the client tells the connection state.
   reachability_listener_ =
@@ -38,21 +42,18 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
 SessionKeeper::~SessionKeeper() {
   client_.RemoveReachabilityListener(reachability_listener_);  // not running once it returns
   Stop().IgnoreError();
-  std::thread threads[2];
+  std::thread thread;
   {
     absl::MutexLock lock(&mu_);
-    threads[0] = std::move(thread_);
-    threads[1] = std::move(restorer_);
+    thread = std::move(thread_);
   }
-  for (std::thread& thread : threads) {
-    if (!thread.joinable()) continue;
-    if (thread.get_id() == std::this_thread::get_id()) {
-      // The thread would return into a destroyed object: a programming error, not a race.
-      Log(LogLevel::kError, "repository", "destroyed from its own listener; aborting");
-      std::abort();
-    }
-    thread.join();
+  if (!thread.joinable()) return;
+  if (thread.get_id() == std::this_thread::get_id()) {
+    // The thread would return into a destroyed object: a programming error, not a race.
+    Log(LogLevel::kError, "repository", "destroyed from its own listener; aborting");
+    std::abort();
   }
+  thread.join();
 }
 
 absl::Status SessionKeeper::ClosedError() const {
@@ -66,20 +67,17 @@ bool SessionKeeper::stopped() {
 
 absl::Status SessionKeeper::Stop() {
   std::thread thread;
-  std::thread restorer;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     stopping_ = true;
     publisher_.Close();  // listeners and observers hear nothing more
     if (thread_id_ != std::this_thread::get_id()) thread = std::move(thread_);
-    restorer = std::move(restorer_);
   }
   renew_signal_.Notify();
-  restore_signal_.Notify();
-  canceller_.Cancel();  // in-flight renewals, creations and user requests return at once
+  canceller_.Cancel();  // in-flight renewals, creations, restores and user requests return at once
   if (thread.joinable()) thread.join();
-  if (restorer.joinable()) restorer.join();
+  std::vector<std::string> lost_not_destroyed = restorer_.Stop();  // its callbacks take mu_
   std::vector<std::string> doomed;
   std::string live;
   std::vector<std::string> live_keys;  // the ephemeral keys bound to `live`
@@ -89,7 +87,7 @@ absl::Status SessionKeeper::Stop() {
     doomed = std::move(orphans_);
     live = lifecycle_.Abandon();
     if (!live.empty()) doomed.push_back(live);
-    for (std::string& id : doomed_.TakeAll()) doomed.push_back(std::move(id));
+    for (std::string& id : lost_not_destroyed) doomed.push_back(std::move(id));
     // Under mu_: a bind remembers its key under mu_ too, after checking stopping_.
     if (!live.empty()) live_keys = keys_.BoundTo(live);
     keys_.Clear();
@@ -174,6 +172,7 @@ void SessionKeeper::ApplyLocked(SessionEffects effects) {
     metrics::Metrics().session_creations.Get().Increment();
     Log(LogLevel::kInfo, "session", "instance session ", *effects.created,
         first ? " created" : " created to replace a lost one; restoring ephemeral keys");
+    restorer_.SessionCreated(*effects.created);
     // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
     publisher_.PublishSessionEvent(
         InstanceSession::Event{InstanceSession::EventKind::kCreated, *std::move(effects.created)});
@@ -188,17 +187,13 @@ void SessionKeeper::ApplyLocked(SessionEffects effects) {
                            " of the last one sent")
             : "unknown to the server",
         "); creating a new one");
-    old_sessions_.push_back(old);
-    if (old_sessions_.size() > 8) old_sessions_.pop_front();
-    // The server may still have it (a partition, a slow election): destroy it so that it stops
-    // holding keys and locks (DestroyDueSessionLocked, once a new session is live).
-    if (effects.lost->maybe_alive) doomed_.Add(old, MonotonicNow());
+    restorer_.SessionLost(old, effects.lost->maybe_alive);
     // Observers first: held locks are marked lost before a listener hears LOST.
     publisher_.PublishSessionEvent(
         InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
   }
   for (ConnectionState state : effects.publish) publisher_.Publish(state);
-  if (effects.restore) NeedRestoreLocked();
+  if (effects.restore) restorer_.NeedRestore();
   if (effects.check_now) renew_signal_.Notify();
   if (effects.start_renewer) StartThreadLocked();
 }
@@ -208,79 +203,19 @@ void SessionKeeper::StartThreadLocked() {
   thread_id_ = thread_.get_id();
 }
 
-void SessionKeeper::NeedRestoreLocked() {
-  restore_needed_ = true;
-  next_restore_ = MonotonicNow();
-  restore_signal_.Notify();
-  if (restorer_running_ || stopping_) return;
-  // A finished restorer has left its loop (it cleared restorer_running_ under mu_, which it
-  // does not take again), so this join is immediate.
-  if (restorer_.joinable()) restorer_.join();
-  restorer_running_ = true;
-  restorer_ = std::thread([this] { Restore(); });
-}
-
-absl::Duration SessionKeeper::CreateBackoffLocked(int failures) {
-  const absl::Duration first =
-      std::clamp(options_.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
-  const absl::Duration max = std::clamp(options_.ttl / 4, first, absl::Seconds(10));
-  return BackoffDelay(first, max, failures, bitgen_);
-}
-
-absl::Duration SessionKeeper::RenewRetryDelayLocked() {
-  // About once a second, as Consul's own client does, so that a renewal retried through a leader
-  // election lands as soon as a new leader serves; a short TTL retries sooner.
-  const absl::Duration every =
-      std::clamp(options_.ttl / 10, absl::Milliseconds(50), absl::Seconds(1));
-  return BackoffDelay(every, every, 1, bitgen_);
-}
-
-bool SessionKeeper::RestoreDueLocked() const {
-  return !lifecycle_.session().empty() && restore_needed_ && MonotonicNow() >= next_restore_;
-}
-
-void SessionKeeper::Restore() {
+void SessionKeeper::KeysRestored(const std::string& session) {
   absl::MutexLock lock(&mu_);
-  while (!stopping_) {
-    // The lost session first: while it lives it holds the keys the pass would bind.
-    if (DestroyDueSessionLocked()) continue;
-    if (RestoreDueLocked()) {
-      RestorePassLocked();
-      continue;
-    }
-    // Every key is back and no lost session is left: the thread ends until the next loss.
-    if (!restore_needed_ && doomed_.empty()) break;
-    // Both wait for a live session; its adoption notifies restore_signal_.
-    const absl::Time due = lifecycle_.session().empty()
-                               ? absl::InfiniteFuture()
-                               : std::min(restore_needed_ ? next_restore_ : absl::InfiniteFuture(),
-                                          doomed_.NextAttempt());
-    const absl::Duration wait = due - MonotonicNow();
-    mu_.Unlock();
-    restore_signal_.WaitFor(wait);  // on the steady clock; notified when work arrives
-    mu_.Lock();
+  if (stopping_ || lifecycle_.session() != session) return;
+  // A bind remembers its key under mu_, so this answer is the last word until mu_ is released.
+  if (!keys_.Unbound(session).empty()) {
+    restorer_.NeedRestore();
+    return;
   }
-  restorer_running_ = false;
-}
-
-bool SessionKeeper::DestroyDueSessionLocked() {
-  // Attempts wait for a live session: its create succeeding shows that the cluster answers
-  // again, and until then an attempt would only fail.
-  if (lifecycle_.session().empty()) return false;
-  const std::optional<std::string> id = doomed_.DueAt(MonotonicNow());
-  if (!id.has_value()) return false;
-  mu_.Unlock();
-  const absl::Status destroyed =
-      calls_.Destroy(*id, &canceller_, std::min(options_.ttl, options_.request_timeout));
-  mu_.Lock();
-  if (destroyed.ok()) {
-    doomed_.Destroyed(*id);
-    Log(LogLevel::kInfo, "session", "lost session ", *id,
-        " destroyed; its locks are free after the lock-delay");
-  } else {
-    doomed_.Failed(*id, MonotonicNow() + RenewRetryDelayLocked());
+  SessionEffects effects = lifecycle_.RestoreDone();
+  if (!effects.publish.empty()) {
+    Log(LogLevel::kInfo, "session", "every ephemeral key is bound to session ", session);
   }
-  return true;
+  ApplyLocked(std::move(effects));
 }
 
 void SessionKeeper::Run() {
@@ -330,7 +265,7 @@ void SessionKeeper::RenewLocked(const SessionStep& step, absl::Time sent) {
   }
   // The loss rule (a deadline no failure moves) is the life cycle's: session_lifecycle.h.
   SessionEffects effects =
-      lifecycle_.RenewFailed(step.session, MonotonicNow(), RenewRetryDelayLocked());
+      lifecycle_.RenewFailed(step.session, MonotonicNow(), SessionRetryDelay(options_, bitgen_));
   if (effects.suspended) {
     Log(LogLevel::kWarn, "session",
         "renewing the instance session failed: ", renewed.status().ToString());
@@ -348,9 +283,10 @@ void SessionKeeper::RecreateLocked() {
     return;
   }
   if (!id.ok()) {
-    const SessionEffects effects =
-        lifecycle_.CreateFailed(MonotonicNow(), [this](int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                                    mu_) { return CreateBackoffLocked(failures); });
+    const SessionEffects effects = lifecycle_.CreateFailed(
+        MonotonicNow(), [this](int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return SessionCreateBackoff(options_, failures, bitgen_);
+        });
     if (effects.log_create_failure) {
       Log(LogLevel::kWarn, "session",
           "creating the instance session failed: ", id.status().ToString());

@@ -14,12 +14,10 @@
 //    when the lock-delay is under min(TTL / 4, 1 s); hold_deadline.h), whatever any server
 //    answered in between (the server may have expired it; it is then destroyed on a best-effort
 //    basis so that the server agrees). No renewal call runs past that deadline. After a loss the
-//    thread creates a new session, and a second thread, the restorer (started for that and
-//    ended once every key is back), binds every remembered ephemeral key to it again (LOST,
-//    then RECONNECTED once all are back), up to kMaxKeysPerBatch keys per transaction;
-//    renewal, on its own thread, never waits for that work or for user writes. A key made by an
-//    exclusive write is taken back only if it is absent or still held by an earlier session of this
-//    instance, otherwise forgotten.
+//    thread creates a new session, and the key restorer (key_restorer.h, a thread of its own,
+//    started for that and ended once every key is back) binds every remembered ephemeral key to
+//    it again and destroys the lost session (LOST, then RECONNECTED once all are back); renewal,
+//    on its own thread, never waits for that work or for user writes.
 //  - What connection listeners and session observers hear is published through the instance's
 //    ConnectionPublisher (connection_publisher.h), which delivers it by ordered tasks on the
 //    serial executor with no lock held, never on the thread that renews. On a loss, the
@@ -58,10 +56,10 @@
 #include "consul/client.h"
 #include "registry/repository.h"
 #include "repository/connection_publisher.h"
-#include "repository/doomed_sessions.h"
 #include "repository/ephemeral_writer.h"
 #include "repository/hold_deadline.h"
 #include "repository/instance_session.h"
+#include "repository/key_restorer.h"
 #include "repository/remembered_keys.h"
 #include "repository/session_calls.h"
 #include "repository/session_lifecycle.h"
@@ -122,29 +120,12 @@ class SessionKeeper {
   void Run();
   // Carries out what a transition of the life cycle returned (session_lifecycle.h), in order.
   void ApplyLocked(SessionEffects effects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Makes a restore pass due now, starting the restorer if it is not running.
-  void NeedRestoreLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The restorer's loop: runs restore passes when due, until every key is back or stopped.
-  void Restore();
-  bool RestoreDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // One attempt to destroy a lost session that is due (mu_ released during the call); false if
-  // none is due.
-  bool DestroyDueSessionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes the renewal `step` asks for, sent at `sent` (mu_ released during the call).
   void RenewLocked(const SessionStep& step, absl::Time sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Binds every remembered key not bound to the live session to it, in batches.
-  void RestorePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // One batch of the pass (the write order held exclusively, mu_ not held).
-  void RestoreBatch(std::vector<BindRequest> batch, const std::string& session, bool* retry_later,
-                    bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
-  // Records what became of one key of a restore; sets `*retry_later` and `*stop` as needed.
-  void RecordRestore(const std::string& key, const std::string& session, BindOutcome outcome,
-                     bool* retry_later, bool* stop) ABSL_LOCKS_EXCLUDED(mu_);
-  // Delay before the next session create after `failures` failed ones.
-  absl::Duration CreateBackoffLocked(int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Delay before a failed renewal is made again.
-  absl::Duration RenewRetryDelayLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The restorer found every remembered key bound to `session`: unless a write remembered one
+  // bound elsewhere since, the life cycle hears RestoreDone.
+  void KeysRestored(const std::string& session) ABSL_LOCKS_EXCLUDED(mu_);
   // Sleeps for `duration` unless stopped first; returns false if stopped.
   bool SleepUnlessStopped(absl::Duration duration);
   absl::Status ClosedError() const;
@@ -157,6 +138,9 @@ class SessionKeeper {
 
   // The remembered ephemeral keys; its write order is taken before mu_, its own mutex after.
   RememberedKeys& keys_;
+  // Binds the keys to a new session after a loss, on a thread of its own; told of sessions and
+  // of keys to bind under mu_ (its mutex comes after mu_).
+  KeyRestorer restorer_;
 
   absl::Mutex mu_;
   // The live session, when it is renewed and when it counts as lost (session_lifecycle.h), on
@@ -164,11 +148,8 @@ class SessionKeeper {
   SessionLifecycle lifecycle_ ABSL_GUARDED_BY(mu_);
   bool creating_ ABSL_GUARDED_BY(mu_) = false;  // a caller is creating the first session
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::deque<std::string> old_sessions_ ABSL_GUARDED_BY(mu_);  // earlier sessions, newest last
-  absl::Time next_restore_ ABSL_GUARDED_BY(mu_);
-  // The renewal and restore threads sleep on these (steady clock), not on mu_.
+  // The renewal thread sleeps on it (steady clock), not on mu_.
   WakeupSignal renew_signal_;
-  WakeupSignal restore_signal_;
   absl::BitGen bitgen_ ABSL_GUARDED_BY(mu_);
 
   int reachability_listener_ = 0;  // its id with the client; set by the constructor
@@ -176,23 +157,13 @@ class SessionKeeper {
   // without mu_ so that a repeated report costs no lock.
   std::atomic<int> reachability_{-1};
 
-  bool restore_needed_ ABSL_GUARDED_BY(mu_) = false;  // some key is bound to an old session
-  // Lost sessions the server may still have, destroyed by the restorer (retried) so that their
-  // locks and keys are free after the lock-delay rather than after their expiry. Attempts stop
-  // 2 x TTL after the loss: the server has expired the session on its own by then, unless a
-  // leader was elected later still (a new leader restarts every timer).
-  DoomedSessions doomed_ ABSL_GUARDED_BY(mu_){2 * options_.ttl};
   std::vector<std::string> orphans_ ABSL_GUARDED_BY(mu_);  // created while stopping
   bool swept_ ABSL_GUARDED_BY(mu_) = false;                // Stop() destroyed the sessions
 
   // thread_ renews and re-creates the session, and nothing else, so that renewal never waits
   // behind restore work or user writes; started with the first session, joined by Stop().
-  // restorer_ binds remembered keys to a new session; started when a restore is needed, it ends
-  // when every key is back (joined by the next start) or at Stop() (joined there).
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   std::thread::id thread_id_ ABSL_GUARDED_BY(mu_);
-  std::thread restorer_ ABSL_GUARDED_BY(mu_);
-  bool restorer_running_ ABSL_GUARDED_BY(mu_) = false;  // restorer_ is in its loop
 };
 
 }  // namespace registry

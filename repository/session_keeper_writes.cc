@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper_writes.cc
 //
-// Ephemeral writes and their ordering against persistent writes (see session_keeper.h), and the
-// pass that binds remembered keys to a new session.
+// Ephemeral writes and their ordering against persistent writes (see session_keeper.h).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -76,7 +75,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
         keys_.Remember(consul_key, RememberedKeys::Key{std::string(value), exclusive, session});
         if (lifecycle_.session() != session) {
           // The session was lost while the txn ran: bind the key to the new one too.
-          NeedRestoreLocked();
+          restorer_.NeedRestore();
           ApplyLocked(lifecycle_.CheckNow(lifecycle_.session(), MonotonicNow()));
         }
         return true;
@@ -105,116 +104,6 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
         !SleepUnlessStopped(pause)) {
       return ClosedError();
     }
-  }
-}
-
-void SessionKeeper::RestorePassLocked() {
-  const std::string session = lifecycle_.session();
-  const std::vector<std::string> pending = keys_.Unbound(session);
-  if (pending.empty()) {
-    restore_needed_ = false;
-    SessionEffects effects = lifecycle_.RestoreDone();
-    if (!effects.publish.empty()) {
-      Log(LogLevel::kInfo, "session", "every ephemeral key is bound to session ", session);
-    }
-    ApplyLocked(std::move(effects));
-    return;
-  }
-  metrics::Metrics().session_restore_passes.Get().Increment();
-  const absl::flat_hash_set<std::string> own_sessions(old_sessions_.begin(), old_sessions_.end());
-  bool retry_later = false;
-  bool stop = false;
-  size_t next = 0;
-  while (next < pending.size() && !stop) {
-    // Up to kMaxKeysPerBatch keys still to bind, in one transaction (mu_ is released for the
-    // request; the write order puts it after user writes, one batch at a time).
-    std::vector<BindRequest> batch;
-    for (; next < pending.size() && batch.size() < kMaxKeysPerBatch; ++next) {
-      const std::optional<RememberedKeys::Key> key = keys_.Find(pending[next]);
-      if (!key.has_value() || key->bound_session == session) continue;
-      batch.push_back(
-          BindRequest{pending[next], key->value, session, key->exclusive, own_sessions});
-    }
-    if (batch.empty()) break;
-    mu_.Unlock();
-    {
-      absl::WriterMutexLock write_lock(&keys_.write_order());
-      RestoreBatch(std::move(batch), session, &retry_later, &stop);
-    }
-    mu_.Lock();
-    if (stopping_ || lifecycle_.session() != session) return;
-  }
-  next_restore_ = MonotonicNow() + (retry_later ? options_.lock_retry : absl::ZeroDuration());
-}
-
-void SessionKeeper::RestoreBatch(std::vector<BindRequest> batch, const std::string& session,
-                                 bool* retry_later, bool* stop) {
-  while (!batch.empty() && !*stop) {
-    {
-      // A user write since the batch was made may have changed or dropped a key.
-      absl::MutexLock lock(&mu_);
-      if (stopping_ || lifecycle_.session() != session) return;
-      std::erase_if(batch, [this, &session](BindRequest& request) {
-        const std::optional<RememberedKeys::Key> key = keys_.Find(request.consul_key);
-        if (!key.has_value()) return true;
-        request.value = key->value;
-        return key->bound_session == session;
-      });
-    }
-    if (batch.empty()) return;
-    absl::StatusOr<BatchBindOutcome> outcome = AttemptCreateBatch(client_, batch, &canceller_);
-    if (!outcome.ok()) {  // unreachable, or stopping: the next pass tries again
-      *retry_later = *stop = true;
-      return;
-    }
-    if (outcome->outcome != BindOutcome::kExists) {
-      for (const BindRequest& request : batch) {
-        RecordRestore(request.consul_key, session, outcome->outcome, retry_later, stop);
-      }
-      return;
-    }
-    // Keys that exist (taken by another instance, or still held by the lost session): one by
-    // one, reading each; then the rest of the batch again.
-    std::vector<bool> done(batch.size(), false);
-    for (size_t index : outcome->existing) {
-      absl::StatusOr<BindOutcome> single = AttemptBind(client_, batch[index], &canceller_);
-      if (!single.ok()) {
-        *retry_later = *stop = true;
-        return;
-      }
-      RecordRestore(batch[index].consul_key, session, *single, retry_later, stop);
-      done[index] = true;
-    }
-    std::vector<BindRequest> rest;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (!done[i]) rest.push_back(std::move(batch[i]));
-    }
-    batch = std::move(rest);
-  }
-}
-
-void SessionKeeper::RecordRestore(const std::string& key, const std::string& session,
-                                  BindOutcome outcome, bool* retry_later, bool* stop) {
-  absl::MutexLock lock(&mu_);
-  switch (outcome) {
-    case BindOutcome::kBound:
-      keys_.MarkBound(key, session);
-      metrics::Metrics().session_keys_restored.Get().Increment();
-      return;
-    case BindOutcome::kExists:
-      Log(LogLevel::kWarn, "session", "ephemeral key '", key, "' now belongs to another instance");
-      keys_.Forget(key);
-      return;
-    case BindOutcome::kBadSession:
-      // Check the session at once; the next session restarts the pass.
-      ApplyLocked(lifecycle_.CheckNow(session, MonotonicNow()));
-      *stop = true;
-      return;
-    case BindOutcome::kLockDelay:
-    case BindOutcome::kChanged:
-      *retry_later = true;
-      *stop = true;  // the lost session's keys share their lock-delay: wait it out together
-      return;
   }
 }
 
