@@ -29,4 +29,9 @@ void ClientExchanges::AvoidServer(absl::string_view server) const {
   client_.ReportServerFailure(server);
 }
 
+absl::StatusOr<KvListResult> ClientExchanges::ListNow(absl::string_view prefix,
+                                                      Canceller* canceller) const {
+  return client_.KvList(prefix, {}, canceller);
+}
+
 }  // namespace registry::consul

@@ -13,6 +13,9 @@
 //                      elapsed);
 //   if (/* the answer says the server failed */) exchanges.AvoidServer(request->server);
 //
+// A watch's starting view is an ordinary call (ListNow), so that the watch engine needs nothing
+// else of the client.
+//
 // Thread safety: all methods may be called concurrently from any thread.
 #ifndef CONSUL_CLIENT_EXCHANGES_H_
 #define CONSUL_CLIENT_EXCHANGES_H_
@@ -48,6 +51,10 @@ class ClientExchanges {
   // `server` (a request's HttpRequest::server) failed an exchange: later exchanges and calls
   // start with the next server.
   void AvoidServer(absl::string_view server) const;
+
+  // The listing of everything under `prefix` (Consul's default read mode), as a call of the
+  // client on the caller's thread, with its retries and failover; `canceller` cuts it.
+  absl::StatusOr<KvListResult> ListNow(absl::string_view prefix, Canceller* canceller) const;
 
  private:
   Client& client_;

@@ -60,7 +60,6 @@ IoLoop::IoLoop(consul::Client* client, WatchEngineOptions options, Dispatcher* l
                  [this](int backoffs) {
                    return BackoffDelay(options_.retry_min, options_.retry_max, backoffs, rng_);
                  }},
-      client_(client),
       exchanges_(*client),
       owned_dispatcher_(listeners == nullptr ? std::make_unique<Dispatcher>(options_.dispatcher)
                                              : nullptr),
@@ -117,7 +116,7 @@ absl::StatusOr<WatchId> IoLoop::Watch(std::string consul_key, DataChangedListene
   if (!listener)
     return absl::InvalidArgumentError(absl::StrCat("watch '", consul_key, "': no listener"));
   // The starting view: everything applied after this listing is reported.
-  absl::StatusOr<consul::KvListResult> listing = client_->KvList(consul_key, {}, &canceller_);
+  absl::StatusOr<consul::KvListResult> listing = exchanges_.ListNow(consul_key, &canceller_);
   if (!listing.ok()) return Annotate(listing.status(), consul_key);
   std::vector<DataChangedEvent> replay;
   auto watch = std::make_unique<WatchEntry>(

@@ -160,9 +160,8 @@ class IoLoop {
   void DropWatch(WatchEntry* watch);
 
   const WatchEngineOptions options_;
-  const QueryRules rules_;        // from options_; its back-offs draw from rng_ (IO thread only)
-  consul::Client* const client_;  // its first listings (KvList); every exchange: exchanges_
-  const consul::ClientExchanges exchanges_;
+  const QueryRules rules_;  // from options_; its back-offs draw from rng_ (IO thread only)
+  const consul::ClientExchanges exchanges_;  // all it uses of the client
   consul::Canceller canceller_;  // cancelled by Close(): aborts listings made by Watch()
   CURLM* multi_ = nullptr;       // created by Start(), freed by the destructor
   int epoll_fd_ = -1;            // the sockets libcurl asks to watch, plus wake_fd_

@@ -6,6 +6,7 @@
 #include "consul/client_exchanges.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -17,6 +18,7 @@
 namespace registry::consul {
 namespace {
 
+using ::testing::_;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::Pair;
@@ -77,6 +79,27 @@ TEST(ClientExchangesTest, EveryReachabilityListenerHearsACompletedExchangeUntilR
                      absl::Milliseconds(3));
   EXPECT_THAT(first, ElementsAre(false));
   EXPECT_THAT(second, ElementsAre(false, true));
+}
+
+TEST(ClientExchangesTest, ListingNowIsAClientCallWithItsFailover) {
+  auto transport = std::make_shared<consul::testing::MockTransport>();
+  std::unique_ptr<Client> client = *Client::Create({.servers = "h1:1,h2:2"}, transport);
+  ClientExchanges exchanges(*client);
+  std::vector<std::string> servers;
+  EXPECT_CALL(*transport, Execute(_, _))
+      .WillRepeatedly([&](const HttpRequest& request, Canceller*) -> absl::StatusOr<HttpResponse> {
+        servers.push_back(request.server);
+        if (request.server == "http://h1:1") return absl::UnavailableError("connection refused");
+        EXPECT_EQ(request.path, "/v1/kv/ns/a");
+        return consul::testing::ReadResponse(
+            200, R"([{"Key":"ns/a/x","Value":"dg==","Flags":0,"CreateIndex":4,"ModifyIndex":4}])",
+            4);
+      });
+  absl::StatusOr<KvListResult> listing = exchanges.ListNow("ns/a", nullptr);
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  ASSERT_EQ(listing->entries.size(), 1u);
+  EXPECT_EQ(listing->entries[0].key, "ns/a/x");
+  EXPECT_THAT(servers, ElementsAre("http://h1:1", "http://h2:2"));
 }
 
 }  // namespace
