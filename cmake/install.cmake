@@ -10,7 +10,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Hosts include the headers as "plugin/loader.h", "registry/repository.h", ...: the project's
+# Hosts include the headers as "host/loader.h", "registry/repository.h", ...: the project's
 # include root, kept under a directory of its own so no generic folder lands in include/.
 set(REGISTRY_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/registry_consul)
 set(REGISTRY_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/RegistryConsul)
@@ -19,7 +19,7 @@ set(REGISTRY_PACKAGE_NAME registry-consul)
 set(REGISTRY_INSTALL_DOCDIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/${REGISTRY_PACKAGE_NAME})
 
 # The plugin. Its file version follows the project; SOVERSION is the major (0 while 0.x). Hosts
-# load it by the unversioned name (plugin/loader.h), so the namelink ships with it. The C ABI
+# load it by the unversioned name (host/loader.h), so the namelink ships with it. The C ABI
 # has a version of its own, negotiated by RegistryPluginInit (plugin/registry_plugin.h).
 set_target_properties(registry_consul PROPERTIES VERSION ${PROJECT_VERSION}
                                                  SOVERSION ${PROJECT_VERSION_MAJOR})
@@ -85,8 +85,8 @@ string(REPLACE ";" " " REGISTRY_PC_REQUIRES "${REGISTRY_PC_REQUIRES}")
 
 # Public headers: the C ABI, the loader and the C++ wrapper, plus every project header they
 # include (followed here, so a new include can never leave an installed header dangling).
-set(registry_public_headers plugin/registry_plugin.h plugin/loader.h plugin/plugin_client.h
-                            plugin/plugin_handles.h)
+set(registry_public_headers plugin/registry_plugin.h host/loader.h host/plugin_client.h
+                            host/plugin_handles.h)
 set(registry_header_queue ${registry_public_headers})
 set(registry_installed_headers)
 while(registry_header_queue)

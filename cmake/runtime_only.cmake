@@ -7,7 +7,7 @@
 # registryctl also needs gflags; consul-dev-server needs gflags and Boost's headers. When one of
 # those is missing the tool is left out with a message, and the rest still builds and installs.
 set(registry_runtime_dirs base consul conf registry watch repository lock instance plugin
-                          plugin/java)
+                          host plugin/java)
 if(NOT gflags_FOUND)
   message(STATUS "registry runtime-only: gflags not found (Debian: libgflags-dev), "
                  "so registryctl and consul-dev-server are not built")

@@ -236,8 +236,8 @@ export PKG_CONFIG_PATH=$libdir/pkgconfig
 flags=$(pkg-config --cflags --libs registry-consul)
 echo "$flags"
 include_dir=$(pkg-config --variable=includedir registry-consul)
-[ -f "$include_dir/plugin/loader.h" ] || {
-  echo "package-test: pkg-config's includedir $include_dir has no plugin/loader.h" >&2
+[ -f "$include_dir/host/loader.h" ] || {
+  echo "package-test: pkg-config's includedir $include_dir has no host/loader.h" >&2
   exit 1
 }
 # shellcheck disable=SC2086  # the flags are words

@@ -26,7 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "plugin/plugin_client.h"
+#include "host/plugin_client.h"
 #include "tools/signal_pipe.h"
 
 namespace registry::tools {

@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "conf/registry_config.h"
-#include "plugin/plugin_client.h"
+#include "host/plugin_client.h"
 
 namespace registry::tools {
 

@@ -2,7 +2,7 @@
 // tools/registryctl.cc
 //
 // registryctl: a command-line host of the registry plugin. The repository comes only through
-// the plugin SPI (plugin/loader.h + plugin/plugin_client.h); conf/ is used only to learn which
+// the plugin SPI (host/loader.h + host/plugin_client.h); conf/ is used only to learn which
 // `type:` a --config file asks for and which props it leaves to Consul's environment variables
 // (tools/ctl_env.h). See --help.
 #include <cstdio>
@@ -24,8 +24,8 @@
 #include "absl/strings/string_view.h"
 #include "conf/registry_config.h"
 #include "gflags/gflags.h"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "tools/ctl_commands.h"
 #include "tools/ctl_env.h"
 #include "tools/descriptors.h"

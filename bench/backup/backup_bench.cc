@@ -44,11 +44,11 @@
 #include "bench/common/bench_check.h"
 #include "bench/common/bench_server.h"
 #include "gflags/gflags.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/subprocess.h"
 #include "nlohmann/json.hpp"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
 #include "plugin/registry_plugin.h"
 #include "tools/ctl_backup_file.h"
 

@@ -48,11 +48,11 @@
 #include "bench/common/bench_check.h"
 #include "bench/common/bench_server.h"
 #include "gflags/gflags.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/subprocess.h"
 #include "nlohmann/json.hpp"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
 #include "plugin/registry_plugin.h"
 
 DEFINE_string(server, "dev", "dev, consul (a real consul agent -dev) or HOST:PORT");

@@ -45,9 +45,9 @@
 #include "bench/common/bench_server.h"
 #include "bench/kv/raw_kv_client.h"
 #include "gflags/gflags.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "nlohmann/json.hpp"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
 #include "plugin/registry_plugin.h"
 
 DEFINE_string(server, "dev", "dev, consul (a real consul agent -dev) or HOST:PORT");

@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  /* As plugin/loader.cc: the plugin's static state stays mapped after dlclose. */
+  /* As host/loader.cc: the plugin's static state stays mapped after dlclose. */
   void* library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (library == NULL) {
     fprintf(stderr, "c_host: dlopen: %s\n", dlerror());

@@ -16,11 +16,11 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "integration/testing/dev_control.h"
 #include "integration/testing/eventually.h"
 #include "integration/testing/server_process_test.h"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
 
 namespace registry::integration {
 namespace {

@@ -17,11 +17,11 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "integration/testing/server_process_test.h"
 #include "integration/testing/subprocess.h"
 #include "nlohmann/json.hpp"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
 
 namespace registry::integration {
 namespace {

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s HOST:PORT\n", argv[0]);
     return 2;
   }
-  /* RTLD_NODELETE as plugin/loader.cc: the plugin's threads may outlive a dlclose. */
+  /* RTLD_NODELETE as host/loader.cc: the plugin's threads may outlive a dlclose. */
   void* library = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (library == NULL) {
     fprintf(stderr, "c_host: dlopen %s: %s\n", PLUGIN_PATH, dlerror());

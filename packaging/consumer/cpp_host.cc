@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 
 namespace {
 

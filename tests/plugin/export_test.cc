@@ -13,8 +13,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "tests/plugin/memory_plugin_test.h"
 
 namespace registry::plugin {

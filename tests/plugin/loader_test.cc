@@ -2,7 +2,7 @@
 // tests/plugin/loader_test.cc
 //
 // The host-side loader: finding a plugin for a type, and every way loading can fail.
-#include "plugin/loader.h"
+#include "host/loader.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -13,9 +13,9 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 #include "integration/testing/eventually.h"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
 #include "tests/plugin/memory_plugin_test.h"
 
 namespace registry::plugin {

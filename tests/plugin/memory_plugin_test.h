@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "plugin/loader.h"
-#include "plugin/plugin_client.h"
+#include "host/loader.h"
+#include "host/plugin_client.h"
 
 namespace registry::plugin {
 

@@ -4,7 +4,7 @@
 // The C++ wrapper over the C ABI and the plugin-side adapter, end to end through a real dlopen
 // of the in-memory test plugin (memory_plugin.cc): values, absence, children, errors and their
 // codes, exceptions stopped at the boundary, listeners, close, and library lifetime.
-#include "plugin/plugin_client.h"
+#include "host/plugin_client.h"
 
 #include <memory>
 #include <string>
@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "plugin/loader.h"
+#include "host/loader.h"
 #include "tests/plugin/memory_plugin_test.h"
 
 namespace registry::plugin {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
-#include "plugin/loader.h"
+#include "host/loader.h"
 
 namespace registry::java {
 namespace {

@@ -2,7 +2,7 @@
 // plugin/java/native/bridge_repository.h
 //
 // What one Java repository owns on the native side: a repository of the Consul plugin, loaded
-// through the C ABI like every other host (plugin/loader.h, plugin/plugin_client.h), and the
+// through the C ABI like every other host (host/loader.h, host/plugin_client.h), and the
 // lock handles its DistributedLocks use. The JNI entry points (jni_exports.cc) translate Java
 // calls into calls on it; it knows nothing of JNI.
 //
@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "plugin/plugin_client.h"
+#include "host/plugin_client.h"
 
 namespace registry::java {
 

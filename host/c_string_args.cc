@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/c_string_args.cc
-#include "plugin/c_string_args.h"
+// host/c_string_args.cc
+#include "host/c_string_args.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"

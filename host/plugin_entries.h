@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/plugin_entries.h
+// host/plugin_entries.h
 //
 // Whether a C++ host may call an entry of the function table it negotiated with a plugin, and
 // the error when it may not. Internal to the loader library (plugin_library.cc,
 // plugin_client.cc); not installed.
 //
 // Thread safety: pure.
-#ifndef REGISTRY_PLUGIN_PLUGIN_ENTRIES_H_
-#define REGISTRY_PLUGIN_PLUGIN_ENTRIES_H_
+#ifndef REGISTRY_HOST_PLUGIN_ENTRIES_H_
+#define REGISTRY_HOST_PLUGIN_ENTRIES_H_
 
 #include <cstdint>
 
@@ -28,4 +28,4 @@ absl::Status MissingEntries(absl::string_view path, uint32_t abi_version, const 
 
 }  // namespace registry::plugin
 
-#endif  // REGISTRY_PLUGIN_PLUGIN_ENTRIES_H_
+#endif  // REGISTRY_HOST_PLUGIN_ENTRIES_H_

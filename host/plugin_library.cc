@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/plugin_library.cc: PluginLibrary (plugin_client.h), a loaded plugin and what it offers
+// host/plugin_library.cc: PluginLibrary (plugin_client.h), a loaded plugin and what it offers
 // besides repositories (log sink, metrics).
 #include <dlfcn.h>
 
@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "plugin/c_string_args.h"
-#include "plugin/plugin_client.h"
-#include "plugin/plugin_entries.h"
+#include "host/c_string_args.h"
+#include "host/plugin_client.h"
+#include "host/plugin_entries.h"
 
 namespace registry::plugin {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/plugin_client.cc
-#include "plugin/plugin_client.h"
+// host/plugin_client.cc
+#include "host/plugin_client.h"
 
 #include <cstddef>
 #include <string>
@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
-#include "plugin/c_string_args.h"
-#include "plugin/plugin_entries.h"
+#include "host/c_string_args.h"
+#include "host/plugin_entries.h"
 
 namespace registry::plugin {
 namespace {

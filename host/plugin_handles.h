@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/plugin_handles.h
+// host/plugin_handles.h
 //
-// RAII handles of the registry plugin C ABI for C++ hosts, used through plugin/plugin_client.h
+// RAII handles of the registry plugin C ABI for C++ hosts, used through host/plugin_client.h
 // (include that one): TakeStatus (C error -> absl::Status), PluginWatch (one watch, removed on
 // destruction) and PluginLock (one named lock, released on destruction). Compiled into the
 // loader library (plugin_handles.cc).
 //
 // Thread safety: a PluginWatch is used by one thread at a time. PluginLock methods may be called
 // concurrently (the lock itself is per thread: see Lock()); destruction must not race with them.
-#ifndef REGISTRY_PLUGIN_PLUGIN_HANDLES_H_
-#define REGISTRY_PLUGIN_PLUGIN_HANDLES_H_
+#ifndef REGISTRY_HOST_PLUGIN_HANDLES_H_
+#define REGISTRY_HOST_PLUGIN_HANDLES_H_
 
 #include <atomic>
 #include <cstdint>
@@ -209,4 +209,4 @@ class PluginLock {
 
 }  // namespace registry::plugin
 
-#endif  // REGISTRY_PLUGIN_PLUGIN_HANDLES_H_
+#endif  // REGISTRY_HOST_PLUGIN_HANDLES_H_

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/loader.h
+// host/loader.h
 //
 // Host-side plugin loader: finds the shared library serving a repository `type:` in a search
 // path, dlopen()s it (RTLD_NOW | RTLD_LOCAL, so its symbols never mix with the host's; plus
@@ -7,8 +7,8 @@
 // RegistryPluginInit and negotiates the ABI version (see plugin/registry_plugin.h).
 //
 // Thread safety: every function may be called concurrently.
-#ifndef REGISTRY_PLUGIN_LOADER_H_
-#define REGISTRY_PLUGIN_LOADER_H_
+#ifndef REGISTRY_HOST_LOADER_H_
+#define REGISTRY_HOST_LOADER_H_
 
 #include <cstdint>
 #include <memory>
@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "plugin/plugin_client.h"
+#include "host/plugin_client.h"
 #include "plugin/registry_plugin.h"
 
 namespace registry::plugin {
@@ -58,4 +58,4 @@ absl::StatusOr<std::shared_ptr<PluginLibrary>> LoadPluginForType(
 
 }  // namespace registry::plugin
 
-#endif  // REGISTRY_PLUGIN_LOADER_H_
+#endif  // REGISTRY_HOST_LOADER_H_

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/c_string_args.h
+// host/c_string_args.h
 //
 // The C ABI takes keys, lock names, props and paths as NUL-terminated strings, so a NUL inside
 // one would cut it short and the plugin would act on another key than the caller's ("/k\0evil"
 // becomes "/k"). The host side refuses such a string before it reaches the ABI, naming it.
 //
 // Thread safety: pure functions.
-#ifndef PLUGIN_C_STRING_ARGS_H_
-#define PLUGIN_C_STRING_ARGS_H_
+#ifndef HOST_C_STRING_ARGS_H_
+#define HOST_C_STRING_ARGS_H_
 
 #include <cstddef>
 #include <string>
@@ -34,4 +34,4 @@ absl::Status CheckCStringProps(const std::vector<std::pair<std::string, std::str
 
 }  // namespace registry::plugin
 
-#endif  // PLUGIN_C_STRING_ARGS_H_
+#endif  // HOST_C_STRING_ARGS_H_

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/loader.cc
-#include "plugin/loader.h"
+// host/loader.cc
+#include "host/loader.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/plugin_client.h
+// host/plugin_client.h
 //
 // The C++ face of the registry plugin C ABI for hosts (compiled into the loader library:
 // plugin_library.cc, plugin_client.cc). PluginLibrary owns a loaded
@@ -13,12 +13,12 @@
 //
 // Lifetime: a PluginRepository keeps its PluginLibrary alive, so the library handle is closed
 // only after the last repository created from it is destroyed. Obtain libraries from
-// plugin/loader.h.
+// host/loader.h.
 //
 // Thread safety: PluginLibrary's methods may be called concurrently. PluginRepository methods may
 // be called concurrently, as registry::Repository promises; destruction must not race with them.
-#ifndef REGISTRY_PLUGIN_PLUGIN_CLIENT_H_
-#define REGISTRY_PLUGIN_PLUGIN_CLIENT_H_
+#ifndef REGISTRY_HOST_PLUGIN_CLIENT_H_
+#define REGISTRY_HOST_PLUGIN_CLIENT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +38,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "base/log.h"
-#include "plugin/plugin_handles.h"
+#include "host/plugin_handles.h"
 #include "plugin/registry_plugin.h"
 #include "registry/events.h"
 #include "registry/repository.h"
@@ -281,4 +281,4 @@ class PluginRepository final : public Repository {
 
 }  // namespace registry::plugin
 
-#endif  // REGISTRY_PLUGIN_PLUGIN_CLIENT_H_
+#endif  // REGISTRY_HOST_PLUGIN_CLIENT_H_

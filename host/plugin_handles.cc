@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// plugin/plugin_handles.cc
-#include "plugin/plugin_handles.h"
+// host/plugin_handles.cc
+#include "host/plugin_handles.h"
 
 #include <limits>
 #include <utility>
