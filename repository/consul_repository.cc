@@ -3,23 +3,23 @@
 #include "repository/consul_repository.h"
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/status_text.h"
 #include "consul/client.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
+#include "repository/call_checks.h"
 #include "repository/entry_listing.h"
 #include "repository/key_space.h"
 #include "repository/persistent_writes.h"
+#include "repository/repository_watches.h"
 #include "repository/session_keeper.h"
 #include "watch/watch_engine.h"
 
@@ -45,55 +45,55 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   std::string CurrentSessionId() override { return keeper_.CurrentSessionId(); }
 
   absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) override {
-    RETURN_IF_ERROR(Check("Get", key, RootKey::kRejected));
+    RETURN_IF_ERROR(checks_.Check("Get", key, RootKey::kRejected));
     absl::StatusOr<consul::KvGetRawResult> result =
         client_.KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
-    if (!result.ok()) return Failed("Get", key, result.status());
+    if (!result.ok()) return checks_.Failed("Get", key, result.status());
     return std::move(result->value);
   }
 
   absl::StatusOr<std::vector<std::string>> GetChildrenKeys(absl::string_view key) override {
-    RETURN_IF_ERROR(Check("GetChildrenKeys", key, RootKey::kAllowed));
+    RETURN_IF_ERROR(checks_.Check("GetChildrenKeys", key, RootKey::kAllowed));
     const std::string prefix = space_.TreePrefix(key);
     absl::StatusOr<consul::KvKeysResult> result =
         client_.KvKeys(prefix, "/", consul::ConsistentRead(), &canceller_);
-    if (!result.ok()) return Failed("GetChildrenKeys", key, result.status());
+    if (!result.ok()) return checks_.Failed("GetChildrenKeys", key, result.status());
     return ChildNames(prefix, result->keys);
   }
 
   absl::StatusOr<bool> IsExisted(absl::string_view key) override {
-    RETURN_IF_ERROR(Check("IsExisted", key, RootKey::kRejected));
+    RETURN_IF_ERROR(checks_.Check("IsExisted", key, RootKey::kRejected));
     absl::StatusOr<consul::KvGetRawResult> result =
         client_.KvGetRaw(space_.ConsulKey(key), consul::ConsistentRead(), &canceller_);
-    if (!result.ok()) return Failed("IsExisted", key, result.status());
+    if (!result.ok()) return checks_.Failed("IsExisted", key, result.status());
     return result->value.has_value();
   }
 
   absl::Status Persist(absl::string_view key, absl::string_view value) override {
-    RETURN_IF_ERROR(Check("Persist", key, RootKey::kRejected));
+    RETURN_IF_ERROR(checks_.Check("Persist", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
     absl::Status status = keys_.PersistentWrites({consul_key}, /*tree=*/false, [&] {
       return PersistKey(client_, canceller_, key, consul_key, value);
     });
-    return status.ok() ? status : Failed("Persist", key, status);
+    return status.ok() ? status : checks_.Failed("Persist", key, status);
   }
 
   absl::Status Update(absl::string_view key, absl::string_view value) override {
-    RETURN_IF_ERROR(Check("Update", key, RootKey::kRejected));
+    RETURN_IF_ERROR(checks_.Check("Update", key, RootKey::kRejected));
     const std::string consul_key = space_.ConsulKey(key);
     absl::Status status = keys_.Update(
         consul_key, value, [&] { return UpdateKey(client_, canceller_, key, consul_key, value); });
-    return status.ok() ? status : Failed("Update", key, status);
+    return status.ok() ? status : checks_.Failed("Update", key, status);
   }
 
   absl::Status Delete(absl::string_view key) override {
-    RETURN_IF_ERROR(Check("Delete", key, RootKey::kAllowed));
+    RETURN_IF_ERROR(checks_.Check("Delete", key, RootKey::kAllowed));
     const bool root = key == "/";
     const std::string consul_key = root ? space_.namespace_name() : space_.ConsulKey(key);
     absl::Status status = keys_.PersistentWrites({consul_key}, /*tree=*/true, [&] {
       return DeleteTree(client_, canceller_, root ? "" : consul_key, space_.TreePrefix(key));
     });
-    return status.ok() ? status : Failed("Delete", key, status);
+    return status.ok() ? status : checks_.Failed("Delete", key, status);
   }
 
   absl::Status PersistBatch(const std::vector<KeyValue>& entries, size_t* written) override {
@@ -101,12 +101,7 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     std::vector<KeyValue> consul_entries;
     consul_entries.reserve(entries.size());
     for (const auto& [key, value] : entries) {
-      RETURN_IF_ERROR(Check("PersistBatch", key, RootKey::kRejected));
-      if (value.size() > consul::kMaxValueBytes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PersistBatch '", Abbreviated(key), "': a value of ", value.size(),
-                         " bytes exceeds the limit of ", consul::kMaxValueBytes, " bytes"));
-      }
+      RETURN_IF_ERROR(checks_.CheckEntry("PersistBatch", key, value));
       consul_entries.emplace_back(space_.ConsulKey(key), value);
     }
     for (const BatchSlice& slice : SliceBatch(consul_entries, options_.txn_max_operations)) {
@@ -116,10 +111,10 @@ class ConsulRepositoryImpl final : public ConsulRepository {
         return PersistSlice(client_, canceller_, consul_entries, slice);
       });
       if (!status.ok()) {
-        return Failed("PersistBatch", entries[slice.begin].first,
-                      Prefixed(absl::StrCat("entry ", slice.begin, " of ", entries.size(),
-                                            ", the first not written"),
-                               status));
+        return checks_.Failed("PersistBatch", entries[slice.begin].first,
+                              Prefixed(absl::StrCat("entry ", slice.begin, " of ", entries.size(),
+                                                    ", the first not written"),
+                                       status));
       }
       if (written != nullptr) *written = slice.end;
     }
@@ -131,38 +126,33 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     for (size_t i = 0; i < entries.size(); ++i) {
       if (bad_index != nullptr) *bad_index = i;
       const auto& [key, value] = entries[i];
-      RETURN_IF_ERROR(Check(absl::StrCat("CheckBatch: entry ", i), key, RootKey::kRejected));
-      if (value.size() > consul::kMaxValueBytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "CheckBatch: entry ", i, " '", Abbreviated(key), "': a value of ", value.size(),
-            " bytes exceeds the limit of ", consul::kMaxValueBytes, " bytes"));
-      }
+      RETURN_IF_ERROR(checks_.CheckEntry(absl::StrCat("CheckBatch: entry ", i), key, value));
     }
     if (bad_index != nullptr) *bad_index = entries.size();
     return absl::OkStatus();
   }
 
   absl::StatusOr<std::vector<StoredEntry>> ListEntries(absl::string_view key) override {
-    RETURN_IF_ERROR(Check("ListEntries", key, RootKey::kAllowed));
+    RETURN_IF_ERROR(checks_.Check("ListEntries", key, RootKey::kAllowed));
     absl::StatusOr<std::vector<StoredEntry>> entries =
         ListSubtreeEntries(client_, canceller_, space_, key);
-    if (!entries.ok()) return Failed("ListEntries", key, entries.status());
+    if (!entries.ok()) return checks_.Failed("ListEntries", key, entries.status());
     return entries;
   }
 
   absl::StatusOr<std::string> StoreKeyPrefix() override { return space_.TreePrefix("/"); }
 
   absl::Status PersistEphemeral(absl::string_view key, absl::string_view value) override {
-    RETURN_IF_ERROR(Check("PersistEphemeral", key, RootKey::kRejected));
+    RETURN_IF_ERROR(checks_.Check("PersistEphemeral", key, RootKey::kRejected));
     absl::Status status = keeper_.PersistEphemeral(space_.ConsulKey(key), value);
-    return status.ok() ? status : Failed("PersistEphemeral", key, status);
+    return status.ok() ? status : checks_.Failed("PersistEphemeral", key, status);
   }
 
   absl::StatusOr<bool> PersistExclusiveEphemeral(absl::string_view key,
                                                  absl::string_view value) override {
-    RETURN_IF_ERROR(Check("PersistExclusiveEphemeral", key, RootKey::kRejected));
+    RETURN_IF_ERROR(checks_.Check("PersistExclusiveEphemeral", key, RootKey::kRejected));
     absl::StatusOr<bool> created = keeper_.PersistExclusiveEphemeral(space_.ConsulKey(key), value);
-    if (!created.ok()) return Failed("PersistExclusiveEphemeral", key, created.status());
+    if (!created.ok()) return checks_.Failed("PersistExclusiveEphemeral", key, created.status());
     return created;
   }
 
@@ -176,34 +166,21 @@ class ConsulRepositoryImpl final : public ConsulRepository {
 
   absl::StatusOr<WatchId> Watch(absl::string_view key, DataChangedListener listener,
                                 const DataListenerOptions& options) override {
-    RETURN_IF_ERROR(Check("Watch", key, RootKey::kAllowed));
+    RETURN_IF_ERROR(checks_.Check("Watch", key, RootKey::kAllowed));
     if (!listener)
       return absl::InvalidArgumentError(
           absl::StrCat("Watch '", Abbreviated(key), "': no listener"));
     // "/a" is the Consul key "ns/a" (covering "ns/a/..."); the root is the prefix "ns/".
     std::string consul_key = key == "/" ? space_.TreePrefix(key) : space_.ConsulKey(key);
-    watch::WatchOptions watch_options;
-    watch_options.replay_existing = options.replay_existing;
-    // No lock is held while the engine lists the subtree or calls back.
-    absl::StatusOr<watch::WatchId> id =
-        engine_.Watch(std::move(consul_key), std::move(listener), watch_options);
-    if (!id.ok()) return Failed("Watch", key, id.status());
-    absl::MutexLock lock(&watch_mu_);
-    if (watch_closed_) {  // Close() ran since the check: it closed the engine, which dropped it
-      return absl::FailedPreconditionError(
-          absl::StrCat("Watch '", Abbreviated(key), "': the repository is closed"));
-    }
-    watch_keys_.emplace(*id, std::string(key));
-    return *id;  // the engine's id: unique and never reused within this repository
+    absl::StatusOr<WatchId> id =
+        watches_.Add(key, std::move(consul_key), std::move(listener), options);
+    if (!id.ok()) return checks_.Failed("Watch", key, id.status());
+    return id;
   }
 
-  void RemoveWatch(WatchId id) override {
-    RemoveWatches([id](WatchId watch, const std::string&) { return watch == id; });
-  }
+  void RemoveWatch(WatchId id) override { watches_.RemoveById(id); }
 
-  void RemoveDataListener(absl::string_view key) override {
-    RemoveWatches([key](WatchId, const std::string& watched) { return watched == key; });
-  }
+  void RemoveDataListener(absl::string_view key) override { watches_.RemoveByKey(key); }
 
   absl::Status Close() override {
     // The keeper first: its stop cancels every request and lock waiter (through the canceller),
@@ -211,59 +188,13 @@ class ConsulRepositoryImpl final : public ConsulRepository {
     // losses that reports are tasks, which the executor's Stop() still runs, after the engine's
     // listeners are gone.
     absl::Status status = keeper_.Stop();
-    {
-      absl::MutexLock lock(&watch_mu_);
-      watch_closed_ = true;
-      watch_keys_.clear();
-    }
+    watches_.Close();
     engine_.Close();
     tasks_.Stop();
     return status;
   }
 
  private:
-  // Removes the watches `which` selects; returns once none of their listeners runs (unless
-  // called from inside one, see WatchEngine::Remove).
-  void RemoveWatches(absl::FunctionRef<bool(WatchId, const std::string& key)> which) {
-    std::vector<watch::WatchId> ids;
-    {
-      absl::MutexLock lock(&watch_mu_);
-      for (auto it = watch_keys_.begin(); it != watch_keys_.end();) {
-        if (which(it->first, it->second)) {
-          ids.push_back(it->first);
-          it = watch_keys_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    for (watch::WatchId id : ids) engine_.Remove(id);  // waits for running calls, no lock held
-  }
-
-  // Validates `key` and fails once closed.
-  absl::Status Check(absl::string_view operation, absl::string_view key, RootKey root) {
-    if (absl::Status status = ValidateRepositoryKey(key, root); !status.ok()) {
-      return Prefixed(operation, status);
-    }
-    if (keeper_.stopped()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(operation, " '", Abbreviated(key), "': the repository is closed"));
-    }
-    return absl::OkStatus();
-  }
-
-  // Prefixes `status` with the operation and the key; a request cancelled by Close() becomes
-  // FailedPrecondition like every call after it.
-  absl::Status Failed(absl::string_view operation, absl::string_view key, absl::Status status) {
-    // Also a watch the closed engine refused between Check() and the engine's own check.
-    if ((status.code() == absl::StatusCode::kCancelled ||
-         status.code() == absl::StatusCode::kFailedPrecondition) &&
-        keeper_.stopped()) {
-      status = absl::FailedPreconditionError("the repository is closed");
-    }
-    return Prefixed(absl::StrCat(operation, " '", Abbreviated(key), "'"), status);
-  }
-
   // Keeps every part below alive: declared first, so released after the repository's own state.
   const std::shared_ptr<void> owner_;
   const ConsulRepositoryOptions& options_;
@@ -277,11 +208,8 @@ class ConsulRepositoryImpl final : public ConsulRepository {
   RememberedKeys& keys_;
   ConnectionPublisher& connection_;
   watch::WatchEngine& engine_;
-
-  absl::Mutex watch_mu_;  // never held while the engine lists, removes or calls back
-  bool watch_closed_ ABSL_GUARDED_BY(watch_mu_) = false;
-  // Data listeners by repository key (several per key possible).
-  std::map<WatchId, std::string> watch_keys_ ABSL_GUARDED_BY(watch_mu_);  // live watches' keys
+  const CallChecks checks_{keeper_};
+  RepositoryWatches watches_{engine_};  // data watches by repository key
 };
 
 }  // namespace
