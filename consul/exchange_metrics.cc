@@ -6,10 +6,36 @@
 #include "consul/transport.h"
 
 namespace registry::consul {
+namespace {
 
-using metrics::Endpoint;
 using metrics::Index;
-using metrics::Outcome;
+using Endpoint = RequestEndpoint;
+using Outcome = RequestOutcome;
+
+metrics::LabelSet EndpointLabel() {
+  return {"endpoint", {"kv", "txn", "session", "status", "other", "blocking_query"}};
+}
+
+}  // namespace
+
+RequestFamilies::RequestFamilies()
+    : requests(
+          metrics::MetricName("requests_total"),
+          "HTTP exchanges with Consul, by API and by how they ended (transport_error: no "
+          "server reached; unknown_outcome: sent, and no complete answer came).",
+          {EndpointLabel(),
+           {"outcome",
+            {"ok", "http_4xx", "http_5xx", "transport_error", "unknown_outcome", "cancelled"}}}),
+      request_duration(metrics::MetricName("request_duration_seconds"),
+                       "Time from sending a request to its answer or failure (blocking reads "
+                       "excluded: they wait by design).",
+                       {EndpointLabel()}) {}
+
+std::vector<const metrics::FamilyBase*> RequestFamilies::families() const {
+  return {&requests, &request_duration};
+}
+
+RequestFamilies& RequestMetrics() { return metrics::RegisteredOnce<RequestFamilies>(); }
 
 Endpoint EndpointOf(const HttpRequest& request) {
   if (request.wait > absl::ZeroDuration()) return Endpoint::kBlockingQuery;
@@ -37,7 +63,7 @@ Outcome OutcomeOf(const HttpRequest& request, const absl::StatusOr<HttpResponse>
 
 void RecordExchange(const HttpRequest& request, const absl::StatusOr<HttpResponse>& response,
                     absl::Duration elapsed) {
-  metrics::PluginMetrics& m = metrics::Metrics();
+  RequestFamilies& m = RequestMetrics();
   const Endpoint endpoint = EndpointOf(request);
   m.requests.At({Index(endpoint), Index(OutcomeOf(request, response))}).Increment();
   if (endpoint != Endpoint::kBlockingQuery) {

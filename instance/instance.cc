@@ -11,13 +11,17 @@
 #include "base/status_macros.h"
 #include "consul/canceller.h"
 #include "consul/client.h"
+#include "consul/exchange_metrics.h"
+#include "lock/lock_metrics.h"
 #include "repository/connection_publisher.h"
 #include "repository/instance_session.h"
 #include "repository/key_space.h"
 #include "repository/remembered_keys.h"
 #include "repository/session_keeper.h"
+#include "repository/session_metrics.h"
 #include "watch/dispatcher.h"
 #include "watch/watch_engine.h"
+#include "watch/watch_metrics.h"
 
 namespace registry {
 namespace {
@@ -99,6 +103,7 @@ absl::StatusOr<std::unique_ptr<watch::WatchEngine>> NewEngine(Parts& parts) {
 }  // namespace
 
 absl::StatusOr<ConsulInstance> NewConsulInstance(ConsulRepositoryOptions options) {
+  MakeInstanceMetrics();
   RETURN_IF_ERROR(ValidateConsulRepositoryOptions(options));
   ASSIGN_OR_RETURN(KeySpace space, KeySpace::Create(options.namespace_name));
   ASSIGN_OR_RETURN(std::unique_ptr<consul::Client> client, consul::Client::Create(options.client));
@@ -123,6 +128,13 @@ absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
     ConsulRepositoryOptions options) {
   ASSIGN_OR_RETURN(ConsulInstance instance, NewConsulInstance(std::move(options)));
   return std::move(instance.repository);
+}
+
+void MakeInstanceMetrics() {
+  consul::RequestMetrics();
+  watch::WatchMetrics();
+  SessionMetrics();
+  lock::LockMetrics();
 }
 
 }  // namespace registry

@@ -41,6 +41,11 @@ absl::StatusOr<ConsulInstance> NewConsulInstance(ConsulRepositoryOptions options
 absl::StatusOr<std::unique_ptr<ConsulRepository>> NewConsulRepository(
     ConsulRepositoryOptions options);
 
+// Makes the metric families of every layer an instance uses (base/metric_catalog.h), so that a
+// scrape lists each of them, at zero, before its first use. NewConsulInstance calls it; so does
+// the plugin when it is loaded. Idempotent.
+void MakeInstanceMetrics();
+
 }  // namespace registry
 
 #endif  // INSTANCE_INSTANCE_H_

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/plugin_metrics.h"
+#include "lock/lock_metrics.h"
 #include "base/status_text.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
@@ -73,7 +73,7 @@ absl::Status TwoTierLock::FencedWrite(absl::string_view op, absl::string_view ke
           absl::StrCat(what, ": the ", noun_, " is not held by this thread; nothing written"));
     }
     if (!current->lost.ok()) {
-      metrics::SeriesOf(&metrics::PluginMetrics::lock_fenced_writes_refused, kind_).Increment();
+      SeriesOf(&LockFamilies::lock_fenced_writes_refused, kind_).Increment();
       return absl::AbortedError(absl::StrCat(what, ": the ", noun_, " was lost (",
                                              current->lost.message(), "); nothing written"));
     }
@@ -94,7 +94,7 @@ absl::Status TwoTierLock::FencedWrite(absl::string_view op, absl::string_view ke
   if (result->committed) return absl::OkStatus();
   for (const consul::TxnError& error : result->errors) {
     if (error.op_index != 0) continue;
-    metrics::SeriesOf(&metrics::PluginMetrics::lock_fenced_writes_refused, kind_).Increment();
+    SeriesOf(&LockFamilies::lock_fenced_writes_refused, kind_).Increment();
     MarkLost(hold, absl::AbortedError(absl::StrCat(
                        "lock key '", held.key, "' is no longer held by session ", held.session)));
     return absl::AbortedError(absl::StrCat(

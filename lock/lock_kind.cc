@@ -2,7 +2,6 @@
 // lock/lock_kind.cc
 #include "lock/lock_kind.h"
 
-#include "base/plugin_metrics.h"
 #include "lock/consul_fair_lock.h"
 #include "lock/consul_mutex.h"
 #include "lock/consul_rw_lock.h"
@@ -59,11 +58,6 @@ constexpr bool EveryKindAtItsIndex() {
   return true;
 }
 static_assert(EveryKindAtItsIndex(), "kTraits must list the kinds in LockKind order");
-
-// Declared while the library is loaded, before anything can use the metrics, so that a scrape
-// lists every kind's series, at zero, before the first lock is made. (The metrics catalog lives
-// below lock/ and cannot name the kinds itself.)
-[[maybe_unused]] const bool kLockKindsDeclared = metrics::DeclareLockKinds(LockKindLabels());
 
 }  // namespace
 

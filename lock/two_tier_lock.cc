@@ -7,16 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
-#include "base/plugin_metrics.h"
+#include "lock/lock_metrics.h"
 #include "base/status_text.h"
 #include "lock/lock_core.h"
 #include "lock/remote_lock.h"
 
 namespace registry::lock {
 namespace {
-
-using metrics::PluginMetrics;
-using metrics::SeriesOf;
 
 // Ends a LockCore call when it goes out of scope.
 class CallScope {
@@ -35,23 +32,23 @@ class CallScope {
 class WaitScope {
  public:
   explicit WaitScope(LockKind kind) : kind_(kind), started_(MonotonicNow()) {
-    SeriesOf(&PluginMetrics::lock_waiters, kind_).Add(1);
+    SeriesOf(&LockFamilies::lock_waiters, kind_).Add(1);
   }
   ~WaitScope() {
-    SeriesOf(&PluginMetrics::lock_waiters, kind_).Add(-1);
-    SeriesOf(&PluginMetrics::lock_wait_duration, kind_).Observe(MonotonicNow() - started_);
+    SeriesOf(&LockFamilies::lock_waiters, kind_).Add(-1);
+    SeriesOf(&LockFamilies::lock_wait_duration, kind_).Observe(MonotonicNow() - started_);
   }
   WaitScope(const WaitScope&) = delete;
   WaitScope& operator=(const WaitScope&) = delete;
 
   // Counts a timed attempt that gave up; returns false, Acquire's answer then.
   bool TimedOut() {
-    SeriesOf(&PluginMetrics::lock_timeouts, kind_).Increment();
+    SeriesOf(&LockFamilies::lock_timeouts, kind_).Increment();
     return false;
   }
   void Acquired() {
-    SeriesOf(&PluginMetrics::lock_acquisitions, kind_).Increment();
-    SeriesOf(&PluginMetrics::locks_held, kind_).Add(1);
+    SeriesOf(&LockFamilies::lock_acquisitions, kind_).Increment();
+    SeriesOf(&LockFamilies::locks_held, kind_).Add(1);
   }
 
  private:
@@ -242,7 +239,7 @@ absl::Status TwoTierLock::Unlock() {
     if (--held->count > 0) return absl::OkStatus();
     remote = held->remote;
     lost = !held->lost.ok();
-    if (!lost) SeriesOf(&PluginMetrics::locks_held, kind_).Add(-1);
+    if (!lost) SeriesOf(&LockFamilies::locks_held, kind_).Add(-1);
     key_watch = std::exchange(held->key_watch, 0);
   }
   core_->StopWatching(key_watch);
@@ -296,8 +293,8 @@ void TwoTierLock::MarkLost(uint64_t hold_id, absl::Status reason) {
     Hold* held = HoldWithId(hold_id);
     if (held == nullptr || !held->lost.ok()) return;
     held->lost = reason;
-    SeriesOf(&PluginMetrics::locks_held, kind_).Add(-1);
-    SeriesOf(&PluginMetrics::lock_losses, kind_).Increment();
+    SeriesOf(&LockFamilies::locks_held, kind_).Add(-1);
+    SeriesOf(&LockFamilies::lock_losses, kind_).Increment();
     if (latest_hold_ == hold_id) latest_lost_ = reason;
   }
   std::weak_ptr<TwoTierLock> weak = weak_from_this();

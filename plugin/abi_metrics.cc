@@ -2,11 +2,11 @@
 // plugin/abi_metrics.cc
 //
 // The 1.7 entries of the C table: metrics_text and visit_metrics, over the process's metrics
-// (base/plugin_metrics.h).
+// (base/metric_catalog.h).
 #include <string>
 #include <vector>
 
-#include "base/plugin_metrics.h"
+#include "base/metric_catalog.h"
 #include "plugin/abi_internal.h"
 
 namespace registry::plugin::internal {

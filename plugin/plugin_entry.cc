@@ -98,6 +98,11 @@ constexpr PluginDescriptor kConsulPlugin = {kRepositoryType, kPluginVersion, &Fr
 extern "C" REGISTRY_PLUGIN_EXPORT int RegistryPluginInit(uint32_t host_abi_version,
                                                          RegistryPluginApi* api,
                                                          RegistryError* error) {
+  try {
+    registry::MakeInstanceMetrics();  // a scrape lists every family from the load on
+  } catch (...) {
+    // Out of memory: the families are made on their first use instead.
+  }
   return registry::plugin::InitPluginApi<registry::plugin::kConsulPlugin>(host_abi_version, api,
                                                                           error);
 }

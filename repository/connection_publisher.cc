@@ -5,24 +5,24 @@
 #include <utility>
 
 #include "base/log.h"
-#include "base/plugin_metrics.h"
+#include "repository/session_metrics.h"
 
 namespace registry {
 namespace {
 
-metrics::StateLabel StateLabelOf(const std::optional<ConnectionState>& state) {
-  if (!state.has_value()) return metrics::StateLabel::kConnecting;
+ConnectionStateLabel StateLabelOf(const std::optional<ConnectionState>& state) {
+  if (!state.has_value()) return ConnectionStateLabel::kConnecting;
   switch (*state) {
     case ConnectionState::kConnected:
-      return metrics::StateLabel::kConnected;
+      return ConnectionStateLabel::kConnected;
     case ConnectionState::kSuspended:
-      return metrics::StateLabel::kSuspended;
+      return ConnectionStateLabel::kSuspended;
     case ConnectionState::kLost:
-      return metrics::StateLabel::kLost;
+      return ConnectionStateLabel::kLost;
     case ConnectionState::kReconnected:
-      return metrics::StateLabel::kReconnected;
+      return ConnectionStateLabel::kReconnected;
   }
-  return metrics::StateLabel::kConnecting;
+  return ConnectionStateLabel::kConnecting;
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ ConnectionPublisher::ConnectionPublisher(SerialExecutor& executor) : executor_(e
 ConnectionPublisher::~ConnectionPublisher() { Close(); }
 
 void ConnectionPublisher::CountLocked(int delta) {
-  metrics::Metrics().connection_state.At({metrics::Index(StateLabelOf(state_))}).Add(delta);
+  SessionMetrics().connection_state.At({metrics::Index(StateLabelOf(state_))}).Add(delta);
 }
 
 void ConnectionPublisher::Publish(ConnectionState state) {

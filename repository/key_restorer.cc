@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "base/log.h"
-#include "base/plugin_metrics.h"
+#include "repository/session_metrics.h"
 
 namespace registry {
 namespace {
@@ -128,7 +128,7 @@ void KeyRestorer::PassLocked() {
     mu_.Lock();
     return;
   }
-  metrics::Metrics().session_restore_passes.Get().Increment();
+  SessionMetrics().session_restore_passes.Get().Increment();
   const absl::flat_hash_set<std::string> own_sessions(lost_sessions_.begin(), lost_sessions_.end());
   bool retry_later = false;
   bool stop = false;
@@ -202,7 +202,7 @@ void KeyRestorer::Record(const std::string& key, const std::string& session, Bin
   switch (outcome) {
     case BindOutcome::kBound:
       keys_.MarkBound(key, session);
-      metrics::Metrics().session_keys_restored.Get().Increment();
+      SessionMetrics().session_keys_restored.Get().Increment();
       return;
     case BindOutcome::kExists:
       Log(LogLevel::kWarn, "session", "ephemeral key '", key, "' now belongs to another instance");

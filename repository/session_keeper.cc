@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/monotonic.h"
-#include "base/plugin_metrics.h"
+#include "repository/session_metrics.h"
 #include "base/status_macros.h"
 #include "consul/session.h"
 
@@ -169,7 +169,7 @@ void SessionKeeper::ReportSessionInvalid(absl::string_view session_id) {
 void SessionKeeper::ApplyLocked(SessionEffects effects) {
   if (effects.created.has_value()) {
     const bool first = effects.start_renewer;
-    metrics::Metrics().session_creations.Get().Increment();
+    SessionMetrics().session_creations.Get().Increment();
     Log(LogLevel::kInfo, "session", "instance session ", *effects.created,
         first ? " created" : " created to replace a lost one; restoring ephemeral keys");
     restorer_.SessionCreated(*effects.created);
@@ -179,7 +179,7 @@ void SessionKeeper::ApplyLocked(SessionEffects effects) {
   }
   if (effects.lost.has_value()) {
     std::string old = std::move(effects.lost->session);
-    metrics::Metrics().session_losses.Get().Increment();
+    SessionMetrics().session_losses.Get().Increment();
     Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
         effects.lost->maybe_alive
             ? absl::StrCat("no renewal succeeded within ",
@@ -251,9 +251,8 @@ void SessionKeeper::RenewLocked(const SessionStep& step, absl::Time sent) {
   mu_.Lock();
   if (stopping_ || lifecycle_.session() != step.session) return;
   const bool ok = renewed.ok() && renewed->has_value();
-  metrics::Metrics()
-      .session_renewals
-      .At({metrics::Index(ok ? metrics::RenewalOutcome::kOk : metrics::RenewalOutcome::kFailed)})
+  SessionMetrics()
+      .session_renewals.At({metrics::Index(ok ? RenewalOutcome::kOk : RenewalOutcome::kFailed)})
       .Increment();
   if (ok) {
     ApplyLocked(lifecycle_.Renewed(step.session, sent));

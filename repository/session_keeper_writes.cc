@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/monotonic.h"
-#include "base/plugin_metrics.h"
 #include "base/status_macros.h"
 #include "consul/canceller.h"
 #include "consul/transport.h"

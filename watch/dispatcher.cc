@@ -11,7 +11,7 @@
 #include "base/listener_registry.h"
 #include "base/log.h"
 #include "base/monotonic.h"
-#include "base/plugin_metrics.h"
+#include "watch/watch_metrics.h"
 
 namespace registry::watch {
 
@@ -298,7 +298,7 @@ void Dispatcher::RunBatch(Slot* slot, std::vector<Work> batch) {
     }
     const QueuedEvent& queued = std::get<QueuedEvent>(work);
     const DataChangedEvent& event = queued.event;
-    metrics::PluginMetrics& m = metrics::Metrics();
+    WatchFamilies& m = WatchMetrics();
     const absl::Time started = MonotonicNow();
     m.watch_delivery_lag.Get().Observe(started - queued.queued_at);
     CallContainingExceptions([&] { slot->listener(event); },

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
 #include "base/monotonic.h"
-#include "base/plugin_metrics.h"
+#include "watch/watch_metrics.h"
 #include "base/status_text.h"
 #include "consul/query.h"
 
@@ -31,9 +31,8 @@ absl::Status Annotate(const absl::Status& status, absl::string_view consul_key) 
 }
 
 metrics::Gauge& ActiveWatches(bool key_watch) {
-  const metrics::WatchKind kind =
-      key_watch ? metrics::WatchKind::kKey : metrics::WatchKind::kPrefix;
-  return metrics::Metrics().watches_active.At({metrics::Index(kind)});
+  const WatchKind kind = key_watch ? WatchKind::kKey : WatchKind::kPrefix;
+  return WatchMetrics().watches_active.At({metrics::Index(kind)});
 }
 
 }  // namespace

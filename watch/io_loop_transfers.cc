@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/monotonic.h"
-#include "base/plugin_metrics.h"
+#include "watch/watch_metrics.h"
 #include "consul/kv.h"
 #include "consul/kv_listing_decoder.h"
 #include "consul/query.h"
@@ -102,7 +102,7 @@ void IoLoop::Step(WatchEntry* watch, const QueryInput& input, absl::Time now,
           } else if constexpr (std::is_same_v<Act, AvoidServer>) {
             exchanges_.AvoidServer(server);
           } else if constexpr (std::is_same_v<Act, CountRelist>) {
-            metrics::Metrics().watch_relists.Get().Increment();
+            WatchMetrics().watch_relists.Get().Increment();
           } else if constexpr (std::is_same_v<Act, Note>) {
             Log(act.level, "watch", act.text);
           }

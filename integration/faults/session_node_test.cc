@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/plugin_metrics.h"
+#include "repository/session_metrics.h"
 #include "gtest/gtest.h"
 #include "instance/instance.h"
 #include "integration/testing/consul_agent.h"
@@ -76,9 +76,7 @@ std::string SessionNodeOf(const std::string& address, const std::string& id) {
 }
 
 uint64_t SuccessfulRenewals() {
-  return metrics::Metrics()
-      .session_renewals.At({metrics::Index(metrics::RenewalOutcome::kOk)})
-      .Value();
+  return SessionMetrics().session_renewals.At({metrics::Index(RenewalOutcome::kOk)}).Value();
 }
 
 struct Outcome {

@@ -13,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "base/plugin_metrics.h"
+#include "watch/watch_metrics.h"
 #include "devserver/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -197,7 +197,7 @@ TEST_F(WatchSplitFaultsTest, AGuardBackFromItsPauseMayOpenANewConnection) {
   WatchTree();
   ASSERT_TRUE(registry::testing::Eventually(
       [&] { return server().RequestCounts()["kv.get"] >= 1 + kMaxQueries; }));
-  const uint64_t relists = metrics::Metrics().watch_relists.Get().Value();
+  const uint64_t relists = watch::WatchMetrics().watch_relists.Get().Value();
   // The guards answer this write and pause; a key watch started now takes an idle connection.
   ExpectEvents([&] { Put(TreeKey(1, 0), "1"); }, {Event(Type::kUpdated, EventKey(1, 0), "1")});
   absl::StatusOr<WatchId> key_watch =
@@ -205,7 +205,7 @@ TEST_F(WatchSplitFaultsTest, AGuardBackFromItsPauseMayOpenANewConnection) {
   ASSERT_TRUE(key_watch.ok()) << key_watch.status();
   // Only a guard notices a new folder; it does so once its pause is over.
   ExpectEvents([&] { Put("ns/t/g/x", "g"); }, {Event(Type::kAdded, "/t/g/x", "g")});
-  EXPECT_EQ(metrics::Metrics().watch_relists.Get().Value(), relists)
+  EXPECT_EQ(watch::WatchMetrics().watch_relists.Get().Value(), relists)
       << "a guard refused a new connection and the watch re-listed";
 }
 

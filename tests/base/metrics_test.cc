@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // tests/base/metrics_test.cc
 //
-// The metric types and the text format they are written in; the catalog's names.
+// The metric types, the text format they are written in, and the catalog the layers register
+// their families in (the families themselves: tests/instance/metric_families_test.cc).
 #include "base/metrics.h"
 
-#include <set>
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "base/plugin_metrics.h"
+#include "base/metric_catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -20,7 +21,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::Pair;
 
 TEST(MetricsTest, AFamilyWithTwoLabelsListsEveryCombinationLastLabelFastest) {
   CounterFamily requests("requests_total", "Requests.",
@@ -94,42 +94,26 @@ TEST(MetricsTest, ConcurrentUpdatesAreAllCounted) {
   EXPECT_EQ(snapshot.sum_nanos, 40000 * int64_t{1000000});
 }
 
-TEST(MetricsTest, EveryCatalogNameIsPrefixedUniqueAndCountersEndInTotal) {
-  std::set<std::string> names;
-  for (const FamilyBase* family : Metrics().families()) {
-    EXPECT_TRUE(absl::StartsWith(family->name(), "registry_consul_")) << family->name();
-    EXPECT_TRUE(names.insert(family->name()).second) << family->name();
-    EXPECT_EQ(family->type() == MetricType::kCounter, absl::EndsWith(family->name(), "_total"))
-        << family->name();
-    if (family->type() == MetricType::kHistogram) {
-      EXPECT_TRUE(absl::EndsWith(family->name(), "_seconds")) << family->name();
-    }
-    EXPECT_FALSE(family->help().empty()) << family->name();
-  }
-  EXPECT_EQ(names.size(), 20u);
+TEST(MetricCatalogTest, ListsWhatTheLayersRegisteredByName) {
+  static CounterFamily* const zebra = new CounterFamily("test_catalog_zebra_total", "Z.");
+  static GaugeFamily* const aardvark = new GaugeFamily("test_catalog_aardvark", "A.");
+  RegisterFamilies({zebra, aardvark});
+  std::vector<std::string> names;
+  for (const FamilyBase* family : RegisteredFamilies()) names.push_back(family->name());
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"test_catalog_aardvark", "test_catalog_zebra_total"}));
+  const std::string text = MetricsExposition();
+  EXPECT_LT(text.find("# TYPE test_catalog_aardvark gauge"),
+            text.find("# TYPE test_catalog_zebra_total counter"));
 }
 
-TEST(MetricsTest, TheCatalogLabelsFollowTheEnumsThatIndexThem) {
-  bool seen = false;
-  const uint64_t before =
-      Metrics().requests.At({Index(Endpoint::kSession), Index(Outcome::kUnknownOutcome)}).Value();
-  Metrics().requests.At({Index(Endpoint::kSession), Index(Outcome::kUnknownOutcome)}).Increment();
-  Metrics().requests.Visit([&](const Sample& sample) {
-    if (sample.value == static_cast<double>(before + 1) && !seen &&
-        sample.labels[0].second == "session" && sample.labels[1].second == "unknown_outcome") {
-      seen = true;
-    }
-  });
-  EXPECT_TRUE(seen);
-  std::vector<std::pair<std::string, std::string>> states;
-  Metrics().connection_state.Visit([&](const Sample& sample) {
-    states.emplace_back(std::string(sample.labels[0].first), std::string(sample.labels[0].second));
-  });
-  EXPECT_THAT(states, ElementsAre(Pair("state", "connecting"), Pair("state", "connected"),
-                                  Pair("state", "suspended"), Pair("state", "lost"),
-                                  Pair("state", "reconnected")));
-  EXPECT_THAT(MetricsExposition(), HasSubstr("# TYPE registry_consul_request_duration_seconds "
-                                             "histogram\n"));
+TEST(MetricCatalogDeathTest, TwoFamiliesOfOneNameAreRefusedNamingIt) {
+  EXPECT_DEATH(
+      {
+        RegisterFamilies({new CounterFamily("test_catalog_twice_total", "One.")});
+        RegisterFamilies({new CounterFamily("test_catalog_twice_total", "Two.")});
+      },
+      "test_catalog_twice_total registered twice");
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "base/plugin_metrics.h"
+#include "base/metric_catalog.h"
+#include "lock/lock_metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,18 +23,8 @@ TEST(LockKindTest, TheMetricsLabelsAreTheExportedNamesInLockKindOrder) {
   EXPECT_THAT(LockKindLabels(), ElementsAre("mutex", "fair", "semaphore", "read", "write"));
 }
 
-TEST(LockKindTest, EveryLockFamilyListsEveryKind) {
-  // This test makes no lock: the kinds were declared when the library was loaded.
-  const std::string text = metrics::MetricsExposition();
-  for (const std::string& kind : LockKindLabels()) {
-    EXPECT_THAT(text, HasSubstr("registry_consul_locks_held{kind=\"" + kind + "\"} "));
-    EXPECT_THAT(text, HasSubstr("registry_consul_lock_fenced_writes_refused_total{kind=\"" + kind +
-                                "\"} "));
-  }
-}
-
 TEST(LockKindTest, AKindsSeriesIsTheOneItsLabelNames) {
-  metrics::Gauge& fair = metrics::SeriesOf(&metrics::PluginMetrics::lock_waiters, LockKind::kFair);
+  metrics::Gauge& fair = SeriesOf(&LockFamilies::lock_waiters, LockKind::kFair);
   const int64_t before = fair.Value();
   fair.Add(1);
   EXPECT_THAT(metrics::MetricsExposition(),
