@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "lock/lock_metrics.h"
 #include "base/status_text.h"
 #include "consul/transport.h"
 #include "consul/txn.h"
 #include "lock/lock_core.h"
+#include "lock/lock_metrics.h"
 #include "lock/remote_lock.h"
 #include "lock/two_tier_lock.h"
 #include "repository/key_space.h"

@@ -12,7 +12,8 @@ metrics::LabelSet KindLabel() { return {"kind", LockKindLabels()}; }
 }  // namespace
 
 LockFamilies::LockFamilies()
-    : locks_held(MetricName("locks_held"), "Distributed lock holds of this process.", {KindLabel()}),
+    : locks_held(MetricName("locks_held"), "Distributed lock holds of this process.",
+                 {KindLabel()}),
       lock_waiters(MetricName("lock_waiters"), "Threads waiting to take a distributed lock.",
                    {KindLabel()}),
       lock_acquisitions(MetricName("lock_acquisitions_total"),

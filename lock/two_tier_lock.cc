@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/monotonic.h"
-#include "lock/lock_metrics.h"
 #include "base/status_text.h"
 #include "lock/lock_core.h"
+#include "lock/lock_metrics.h"
 #include "lock/remote_lock.h"
 
 namespace registry::lock {

@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/monotonic.h"
-#include "repository/session_metrics.h"
 #include "base/status_macros.h"
 #include "consul/session.h"
+#include "repository/session_metrics.h"
 
 namespace registry {
 

@@ -18,7 +18,8 @@ SessionFamilies::SessionFamilies()
       session_keys_restored(MetricName("session_keys_restored_total"),
                             "Ephemeral keys bound again to a new session."),
       connection_state(
-          MetricName("connection_state"), "Open repositories whose last connection state is `state`.",
+          MetricName("connection_state"),
+          "Open repositories whose last connection state is `state`.",
           {{"state", {"connecting", "connected", "suspended", "lost", "reconnected"}}}) {}
 
 std::vector<const metrics::FamilyBase*> SessionFamilies::families() const {

@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/backoff.h"
 #include "base/monotonic.h"
-#include "watch/watch_metrics.h"
 #include "base/status_text.h"
 #include "consul/query.h"
+#include "watch/watch_metrics.h"
 
 namespace registry::watch::internal {
 namespace {

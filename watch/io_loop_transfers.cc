@@ -17,11 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
 #include "base/monotonic.h"
-#include "watch/watch_metrics.h"
 #include "consul/kv.h"
 #include "consul/kv_listing_decoder.h"
 #include "consul/query.h"
 #include "watch/io_loop.h"
+#include "watch/watch_metrics.h"
 
 namespace registry::watch::internal {
 namespace {

@@ -16,7 +16,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "repository/session_metrics.h"
 #include "gtest/gtest.h"
 #include "instance/instance.h"
 #include "integration/testing/consul_agent.h"
@@ -27,6 +26,7 @@
 #include "integration/testing/state_recorder.h"
 #include "nlohmann/json.hpp"
 #include "repository/instance_session.h"
+#include "repository/session_metrics.h"
 
 namespace registry::faults {
 namespace {

@@ -13,11 +13,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "watch/watch_metrics.h"
 #include "devserver/store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/watch/watch_fixture.h"
+#include "watch/watch_metrics.h"
 
 namespace registry::watch::testing {
 namespace {

@@ -101,7 +101,8 @@ TEST(MetricCatalogTest, ListsWhatTheLayersRegisteredByName) {
   std::vector<std::string> names;
   for (const FamilyBase* family : RegisteredFamilies()) names.push_back(family->name());
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_THAT(names, ::testing::IsSupersetOf({"test_catalog_aardvark", "test_catalog_zebra_total"}));
+  EXPECT_THAT(names,
+              ::testing::IsSupersetOf({"test_catalog_aardvark", "test_catalog_zebra_total"}));
   const std::string text = MetricsExposition();
   EXPECT_LT(text.find("# TYPE test_catalog_aardvark gauge"),
             text.find("# TYPE test_catalog_zebra_total counter"));

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "base/metric_catalog.h"
-#include "lock/lock_metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lock/lock_metrics.h"
 
 namespace registry::lock {
 namespace {
