@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "plugin/abi_entries.h"
 
 namespace registry::plugin {
@@ -155,28 +156,27 @@ absl::StatusOr<std::shared_ptr<PluginLibrary>> LoadPluginFile(const std::string&
                      VersionString(host_abi_version), ": ", status.ToString()));
   }
   if (api.release_error != nullptr) api.release_error(&error);
-  if (absl::Status valid = ValidateTable(path, host_abi_version, api); !valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateTable(path, host_abi_version, api));
   return std::make_shared<PluginLibrary>(handle.Release(), path, api);
 }
 
 absl::StatusOr<std::shared_ptr<PluginLibrary>> LoadPluginForType(
     absl::string_view type, const std::vector<std::string>& search_path,
     uint32_t host_abi_version) {
-  absl::StatusOr<std::string> file = PluginFileNameForType(type);
-  if (!file.ok()) return file.status();
+  ASSIGN_OR_RETURN(std::string file, PluginFileNameForType(type));
   for (const std::string& dir : search_path) {
-    std::string path = absl::StrCat(dir, "/", *file);
+    std::string path = absl::StrCat(dir, "/", file);
     if (access(path.c_str(), F_OK) != 0) continue;
-    absl::StatusOr<std::shared_ptr<PluginLibrary>> library = LoadPluginFile(path, host_abi_version);
-    if (!library.ok()) return library.status();
-    if (!absl::EqualsIgnoreCase((*library)->repository_type(), type)) {
+    ASSIGN_OR_RETURN(std::shared_ptr<PluginLibrary> library,
+                     LoadPluginFile(path, host_abi_version));
+    if (!absl::EqualsIgnoreCase(library->repository_type(), type)) {
       return absl::FailedPreconditionError(absl::StrCat("registry plugin ", path, " serves type '",
-                                                        (*library)->repository_type(), "', not '",
+                                                        library->repository_type(), "', not '",
                                                         type, "'"));
     }
     return library;
   }
-  return absl::NotFoundError(absl::StrCat("no registry plugin for type '", type, "': ", *file,
+  return absl::NotFoundError(absl::StrCat("no registry plugin for type '", type, "': ", file,
                                           " is in none of [", absl::StrJoin(search_path, ", "),
                                           "] (add its directory to ", kPluginPathEnv, ")"));
 }

@@ -70,9 +70,8 @@ absl::StatusOr<std::optional<std::string>> PluginRepository::Get(absl::string_vi
   size_t len = 0;
   bool found = false;
   RegistryError error{};
-  absl::Status status =
-      TakeStatus(api_, api_.get(handle_, k.c_str(), &value, &len, &found, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(
+      TakeStatus(api_, api_.get(handle_, k.c_str(), &value, &len, &found, &error), &error));
   if (!found) return std::optional<std::string>();
   std::optional<std::string> result(std::in_place, value, len);
   api_.release_value(value);
@@ -84,9 +83,8 @@ absl::StatusOr<std::vector<std::string>> PluginRepository::GetChildrenKeys(absl:
   char** children = nullptr;
   size_t count = 0;
   RegistryError error{};
-  absl::Status status =
-      TakeStatus(api_, api_.get_children(handle_, k.c_str(), &children, &count, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(
+      TakeStatus(api_, api_.get_children(handle_, k.c_str(), &children, &count, &error), &error));
   std::vector<std::string> names(children, children + count);
   api_.release_children(children, count);
   return names;
@@ -96,8 +94,7 @@ absl::StatusOr<bool> PluginRepository::IsExisted(absl::string_view key) {
   ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   bool exists = false;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, api_.exists(handle_, k.c_str(), &exists, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, api_.exists(handle_, k.c_str(), &exists, &error), &error));
   return exists;
 }
 
@@ -137,9 +134,8 @@ absl::StatusOr<std::vector<Repository::StoredEntry>> PluginRepository::ListEntri
   ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   CollectedEntries collected;
   RegistryError error{};
-  absl::Status status = TakeStatus(
-      api_, api_.list_entries(handle_, k.c_str(), &CollectEntry, &collected, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(
+      api_, api_.list_entries(handle_, k.c_str(), &CollectEntry, &collected, &error), &error));
   if (collected.out_of_memory) {
     return absl::ResourceExhaustedError(
         absl::StrCat("ListEntries '", Abbreviated(key), "': out of memory copying the entries"));
@@ -152,9 +148,8 @@ absl::StatusOr<std::string> PluginRepository::StoreKeyPrefix() {
   char* prefix = nullptr;
   size_t prefix_len = 0;
   RegistryError error{};
-  absl::Status status =
-      TakeStatus(api_, api_.store_key_prefix(handle_, &prefix, &prefix_len, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(
+      TakeStatus(api_, api_.store_key_prefix(handle_, &prefix, &prefix_len, &error), &error));
   std::string copy(prefix, prefix_len);
   api_.release_value(prefix);
   return copy;
@@ -185,12 +180,10 @@ absl::StatusOr<bool> PluginRepository::PersistExclusiveEphemeral(absl::string_vi
   ASSIGN_OR_RETURN(const std::string k, CStringArgument(key, "key"));
   bool created = false;
   RegistryError error{};
-  absl::Status status =
-      TakeStatus(api_,
-                 api_.persist_exclusive_ephemeral(handle_, k.c_str(), value.data(), value.size(),
-                                                  &created, &error),
-                 &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_,
+                             api_.persist_exclusive_ephemeral(handle_, k.c_str(), value.data(),
+                                                              value.size(), &created, &error),
+                             &error));
   return created;
 }
 
@@ -203,10 +196,9 @@ absl::StatusOr<int> PluginRepository::AddConnectionListenerOrError(ConnectionLis
   auto slot = std::make_unique<ListenerSlot>(std::move(listener));
   int64_t id = 0;
   RegistryError error{};
-  absl::Status status = TakeStatus(
+  RETURN_IF_ERROR(TakeStatus(
       api_, api_.add_connection_listener(handle_, &ConnectionTrampoline, slot.get(), &id, &error),
-      &error);
-  if (!status.ok()) return status;
+      &error));
   // A listener that removed itself before this line is not called again; its slot is freed
   // with the others after destroy.
   absl::MutexLock lock(&mu_);
@@ -231,23 +223,20 @@ absl::StatusOr<PluginWatch> PluginRepository::AddWatch(absl::string_view key,
   int64_t id = 0;
   RegistryError error{};
   const uint32_t c_options = options.replay_existing ? REGISTRY_WATCH_REPLAY_EXISTING : 0u;
-  absl::Status status =
-      TakeStatus(api_,
-                 api_.add_data_listener(handle_, k.c_str(), c_options, &WatchTrampoline, slot.get(),
-                                        &id, &error),
-                 &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_,
+                             api_.add_data_listener(handle_, k.c_str(), c_options, &WatchTrampoline,
+                                                    slot.get(), &id, &error),
+                             &error));
   return PluginWatch(link_, id, slot.release());
 }
 
 absl::StatusOr<Repository::WatchId> PluginRepository::Watch(absl::string_view key,
                                                             DataChangedListener listener,
                                                             const DataListenerOptions& options) {
-  absl::StatusOr<PluginWatch> watch = AddWatch(key, std::move(listener), options);
-  if (!watch.ok()) return watch.status();
-  const auto id = static_cast<WatchId>(watch->id());
+  ASSIGN_OR_RETURN(PluginWatch watch, AddWatch(key, std::move(listener), options));
+  const auto id = static_cast<WatchId>(watch.id());
   absl::MutexLock lock(&mu_);
-  watches_.emplace(id, OwnedWatch{std::string(key), *std::move(watch)});
+  watches_.emplace(id, OwnedWatch{std::string(key), std::move(watch)});
   return id;
 }
 
@@ -321,8 +310,7 @@ absl::StatusOr<std::unique_ptr<PluginLock>> PluginRepository::LockHandle(
   ASSIGN_OR_RETURN(const std::string n, CStringArgument(name, "lock name"));
   RegistryLock* lock = nullptr;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, get(n.c_str(), &lock, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, get(n.c_str(), &lock, &error), &error));
   return std::make_unique<PluginLock>(library_, api_, lock, n);
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace registry::plugin {
 
@@ -58,8 +59,7 @@ absl::StatusOr<bool> PluginLock::TryLock(absl::Duration timeout) {
   }
   bool acquired = false;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, api_.try_lock(handle_, ms, &acquired, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, api_.try_lock(handle_, ms, &acquired, &error), &error));
   return acquired;
 }
 
@@ -71,16 +71,14 @@ absl::Status PluginLock::Unlock() {
 absl::StatusOr<bool> PluginLock::IsHeldByCurrentThread() {
   bool held = false;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, api_.lock_is_held(handle_, &held, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, api_.lock_is_held(handle_, &held, &error), &error));
   return held;
 }
 
 absl::StatusOr<bool> PluginLock::IsLost() {
   bool lost = false;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, api_.lock_is_lost(handle_, &lost, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, api_.lock_is_lost(handle_, &lost, &error), &error));
   return lost;
 }
 
@@ -88,9 +86,9 @@ absl::StatusOr<int64_t> PluginLock::AddLostListener(LostListener listener) {
   auto slot = std::make_unique<LostSlot>(std::move(listener));
   int64_t id = 0;
   RegistryError error{};
-  absl::Status status = TakeStatus(
-      api_, api_.add_lock_lost_listener(handle_, &LostTrampoline, slot.get(), &id, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(
+      api_, api_.add_lock_lost_listener(handle_, &LostTrampoline, slot.get(), &id, &error),
+      &error));
   absl::MutexLock lock(&mu_);
   listeners_[id] = slot.release();
   return id;

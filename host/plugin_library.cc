@@ -51,8 +51,7 @@ absl::StatusOr<std::string> PluginLibrary::MetricsText() const {
   char* text = nullptr;
   size_t text_len = 0;
   RegistryError error{};
-  absl::Status status = TakeStatus(api_, api_.metrics_text(&text, &text_len, &error), &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, api_.metrics_text(&text, &text_len, &error), &error));
   std::string copy(text, text_len);
   api_.release_value(text);
   return copy;
@@ -65,8 +64,7 @@ absl::StatusOr<std::vector<MetricSample>> PluginLibrary::Metrics() const {
   std::vector<MetricSample> samples;
   RegistryError error{};
   const int code = api_.visit_metrics(&CollectSample, &samples, &error);
-  absl::Status status = TakeStatus(api_, code, &error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, code, &error));
   return samples;
 }
 
@@ -101,8 +99,7 @@ void PluginLibrary::LogTrampoline(int32_t level, int64_t unix_time_ms, const cha
 absl::StatusOr<std::unique_ptr<PluginRepository>> PluginLibrary::Wrap(int code,
                                                                       RegistryError* error,
                                                                       RegistryRepository* handle) {
-  absl::Status status = TakeStatus(api_, code, error);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(TakeStatus(api_, code, error));
   return std::make_unique<PluginRepository>(shared_from_this(), handle);
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/status_text.h"
 #include "plugin/abi_entries.h"
 #include "plugin/abi_internal.h"
@@ -134,18 +135,17 @@ void ReleaseChildren(char** children, size_t count) noexcept {
 int Get(RegistryRepository* repository, const char* key, char** value, size_t* value_len,
         bool* found, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
     if (value == nullptr) return NullArgument("value");
     if (value_len == nullptr) return NullArgument("value_len");
     if (found == nullptr) return NullArgument("found");
     *value = nullptr;
     *value_len = 0;
     *found = false;
-    absl::StatusOr<std::optional<std::string>> got = repository->impl->Get(key);
-    if (!got.ok()) return got.status();
-    if (!got->has_value()) return absl::OkStatus();
-    *value = CopyBytes(**got);
-    *value_len = (*got)->size();
+    ASSIGN_OR_RETURN(std::optional<std::string> got, repository->impl->Get(key));
+    if (!got.has_value()) return absl::OkStatus();
+    *value = CopyBytes(*got);
+    *value_len = got->size();
     *found = true;
     return absl::OkStatus();
   });
@@ -154,26 +154,25 @@ int Get(RegistryRepository* repository, const char* key, char** value, size_t* v
 int GetChildren(RegistryRepository* repository, const char* key, char*** children, size_t* count,
                 RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
     if (children == nullptr) return NullArgument("children");
     if (count == nullptr) return NullArgument("count");
     *children = nullptr;
     *count = 0;
-    absl::StatusOr<std::vector<std::string>> names = repository->impl->GetChildrenKeys(key);
-    if (!names.ok()) return names.status();
-    if (names->empty()) return absl::OkStatus();
-    char** array = static_cast<char**>(std::calloc(names->size(), sizeof(char*)));
+    ASSIGN_OR_RETURN(std::vector<std::string> names, repository->impl->GetChildrenKeys(key));
+    if (names.empty()) return absl::OkStatus();
+    char** array = static_cast<char**>(std::calloc(names.size(), sizeof(char*)));
     if (array == nullptr) throw std::bad_alloc();
-    for (size_t i = 0; i < names->size(); ++i) {
-      array[i] = static_cast<char*>(std::malloc((*names)[i].size() + 1));
+    for (size_t i = 0; i < names.size(); ++i) {
+      array[i] = static_cast<char*>(std::malloc(names[i].size() + 1));
       if (array[i] == nullptr) {
         ReleaseChildren(array, i);
         throw std::bad_alloc();
       }
-      std::memcpy(array[i], (*names)[i].c_str(), (*names)[i].size() + 1);
+      std::memcpy(array[i], names[i].c_str(), names[i].size() + 1);
     }
     *children = array;
-    *count = names->size();
+    *count = names.size();
     return absl::OkStatus();
   });
 }
@@ -181,12 +180,11 @@ int GetChildren(RegistryRepository* repository, const char* key, char*** childre
 int Exists(RegistryRepository* repository, const char* key, bool* exists,
            RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
     if (exists == nullptr) return NullArgument("exists");
     *exists = false;
-    absl::StatusOr<bool> result = repository->impl->IsExisted(key);
-    if (!result.ok()) return result.status();
-    *exists = *result;
+    ASSIGN_OR_RETURN(bool result, repository->impl->IsExisted(key));
+    *exists = result;
     return absl::OkStatus();
   });
 }
@@ -194,26 +192,24 @@ int Exists(RegistryRepository* repository, const char* key, bool* exists,
 int Persist(RegistryRepository* repository, const char* key, const char* value, size_t value_len,
             RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
-    absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
-    if (!bytes.ok()) return bytes.status();
-    return repository->impl->Persist(key, *bytes);
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
+    ASSIGN_OR_RETURN(absl::string_view bytes, ValueView(key, value, value_len));
+    return repository->impl->Persist(key, bytes);
   });
 }
 
 int Update(RegistryRepository* repository, const char* key, const char* value, size_t value_len,
            RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
-    absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
-    if (!bytes.ok()) return bytes.status();
-    return repository->impl->Update(key, *bytes);
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
+    ASSIGN_OR_RETURN(absl::string_view bytes, ValueView(key, value, value_len));
+    return repository->impl->Update(key, bytes);
   });
 }
 
 int DeleteKey(RegistryRepository* repository, const char* key, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
     return repository->impl->Delete(key);
   });
 }
@@ -221,24 +217,21 @@ int DeleteKey(RegistryRepository* repository, const char* key, RegistryError* er
 int PersistEphemeral(RegistryRepository* repository, const char* key, const char* value,
                      size_t value_len, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
-    absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
-    if (!bytes.ok()) return bytes.status();
-    return repository->impl->PersistEphemeral(key, *bytes);
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
+    ASSIGN_OR_RETURN(absl::string_view bytes, ValueView(key, value, value_len));
+    return repository->impl->PersistEphemeral(key, bytes);
   });
 }
 
 int PersistExclusiveEphemeral(RegistryRepository* repository, const char* key, const char* value,
                               size_t value_len, bool* created, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckKeyCall(repository, key); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckKeyCall(repository, key));
     if (created == nullptr) return NullArgument("created");
     *created = false;
-    absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<bool> result = repository->impl->PersistExclusiveEphemeral(key, *bytes);
-    if (!result.ok()) return result.status();
-    *created = *result;
+    ASSIGN_OR_RETURN(absl::string_view bytes, ValueView(key, value, value_len));
+    ASSIGN_OR_RETURN(bool result, repository->impl->PersistExclusiveEphemeral(key, bytes));
+    *created = result;
     return absl::OkStatus();
   });
 }
@@ -329,10 +322,9 @@ int CreateFromYaml(const PluginDescriptor& descriptor, const char* yaml, size_t 
     if (out == nullptr) return NullArgument("out");
     *out = nullptr;
     if (yaml == nullptr) return NullArgument("yaml");
-    absl::StatusOr<PropList> overrides =
-        CopyProps(override_keys, override_values, override_count, "override");
-    if (!overrides.ok()) return overrides.status();
-    return Publish(descriptor, descriptor.from_yaml(absl::string_view(yaml, yaml_len), *overrides),
+    ASSIGN_OR_RETURN(PropList overrides,
+                     CopyProps(override_keys, override_values, override_count, "override"));
+    return Publish(descriptor, descriptor.from_yaml(absl::string_view(yaml, yaml_len), overrides),
                    out);
   });
 }
@@ -345,10 +337,9 @@ int CreateFromYamlFile(const PluginDescriptor& descriptor, const char* path,
     if (out == nullptr) return NullArgument("out");
     *out = nullptr;
     if (path == nullptr) return NullArgument("path");
-    absl::StatusOr<PropList> overrides =
-        CopyProps(override_keys, override_values, override_count, "override");
-    if (!overrides.ok()) return overrides.status();
-    return Publish(descriptor, descriptor.from_yaml_file(path, *overrides), out);
+    ASSIGN_OR_RETURN(PropList overrides,
+                     CopyProps(override_keys, override_values, override_count, "override"));
+    return Publish(descriptor, descriptor.from_yaml_file(path, overrides), out);
   });
 }
 
@@ -358,9 +349,8 @@ int CreateFromProps(const PluginDescriptor& descriptor, const char* const* keys,
   return Guarded(error, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     *out = nullptr;
-    absl::StatusOr<PropList> props = CopyProps(keys, values, count, "prop");
-    if (!props.ok()) return props.status();
-    return Publish(descriptor, descriptor.from_props(*props), out);
+    ASSIGN_OR_RETURN(PropList props, CopyProps(keys, values, count, "prop"));
+    return Publish(descriptor, descriptor.from_props(props), out);
   });
 }
 

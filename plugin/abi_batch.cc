@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "plugin/abi_internal.h"
 
 namespace registry::plugin::internal {
@@ -51,10 +52,9 @@ int PersistBatch(RegistryRepository* repository, const char* const* keys, const 
   if (written != nullptr) *written = 0;
   return Guarded(error, [&]() -> absl::Status {
     if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
-    absl::StatusOr<std::vector<Repository::KeyValue>> entries =
-        CopyEntries("persist_batch", keys, values, value_lens, count);
-    if (!entries.ok()) return entries.status();
-    return repository->impl->PersistBatch(*entries, written);
+    ASSIGN_OR_RETURN(std::vector<Repository::KeyValue> entries,
+                     CopyEntries("persist_batch", keys, values, value_lens, count));
+    return repository->impl->PersistBatch(entries, written);
   });
 }
 
@@ -64,10 +64,9 @@ int CheckBatch(RegistryRepository* repository, const char* const* keys, const ch
   size_t bad = count;  // no entry's fault (a NULL array or repository) leaves it at count
   const int code = Guarded(error, [&]() -> absl::Status {
     if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
-    absl::StatusOr<std::vector<Repository::KeyValue>> entries =
-        CopyEntries("check_batch", keys, values, value_lens, count, &bad);
-    if (!entries.ok()) return entries.status();
-    return repository->impl->CheckBatch(*entries, &bad);
+    ASSIGN_OR_RETURN(std::vector<Repository::KeyValue> entries,
+                     CopyEntries("check_batch", keys, values, value_lens, count, &bad));
+    return repository->impl->CheckBatch(entries, &bad);
   });
   if (bad_index != nullptr) *bad_index = code == REGISTRY_OK || bad > count ? count : bad;
   return code;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "plugin/abi_internal.h"
 
 namespace registry::plugin::internal {
@@ -19,10 +20,9 @@ int ListEntries(RegistryRepository* repository, const char* key, RegistryEntryCa
     if (key == nullptr) return NullArgument("key");
     if (visit == nullptr) return NullArgument("visit");
     // The whole subtree first: nothing is visited when the read fails.
-    absl::StatusOr<std::vector<Repository::StoredEntry>> entries =
-        repository->impl->ListEntries(key);
-    if (!entries.ok()) return entries.status();
-    for (const Repository::StoredEntry& entry : *entries) {
+    ASSIGN_OR_RETURN(std::vector<Repository::StoredEntry> entries,
+                     repository->impl->ListEntries(key));
+    for (const Repository::StoredEntry& entry : entries) {
       RegistryEntry c_entry{};
       c_entry.struct_size = sizeof(RegistryEntry);
       c_entry.key = entry.key.c_str();
@@ -44,10 +44,9 @@ int StoreKeyPrefix(RegistryRepository* repository, char** prefix, size_t* prefix
     if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
     if (prefix == nullptr) return NullArgument("prefix");
     if (prefix_len == nullptr) return NullArgument("prefix_len");
-    absl::StatusOr<std::string> store_prefix = repository->impl->StoreKeyPrefix();
-    if (!store_prefix.ok()) return store_prefix.status();
-    *prefix = CopyBytes(*store_prefix);
-    *prefix_len = store_prefix->size();
+    ASSIGN_OR_RETURN(std::string store_prefix, repository->impl->StoreKeyPrefix());
+    *prefix = CopyBytes(store_prefix);
+    *prefix_len = store_prefix.size();
     return absl::OkStatus();
   });
 }

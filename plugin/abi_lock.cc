@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "plugin/abi_internal.h"
 
 namespace registry::plugin::internal {
@@ -28,9 +29,8 @@ absl::StatusOr<lock::LockProvider*> LocksOf(RegistryRepository& repository, cons
                                                    repository.descriptor->repository_type,
                                                    "' has no locks (lock '", name, "')"));
     }
-    absl::StatusOr<std::unique_ptr<lock::LockProvider>> created = repository.new_lock_provider();
-    if (!created.ok()) return created.status();
-    repository.locks = std::move(*created);
+    ASSIGN_OR_RETURN(std::unique_ptr<lock::LockProvider> created, repository.new_lock_provider());
+    repository.locks = std::move(created);
   }
   return repository.locks.get();
 }
@@ -45,11 +45,9 @@ int GetLockHandle(RegistryRepository* repository, const char* name, RegistryLock
     *out = nullptr;
     if (repository == nullptr || repository->impl == nullptr) return NullArgument("repository");
     if (name == nullptr) return NullArgument("name");
-    absl::StatusOr<lock::LockProvider*> locks = LocksOf(*repository, name);
-    if (!locks.ok()) return locks.status();
-    absl::StatusOr<std::shared_ptr<lock::DistributedLock>> found = get(**locks);
-    if (!found.ok()) return found.status();
-    *out = new RegistryLock(std::move(*found));
+    ASSIGN_OR_RETURN(lock::LockProvider * locks, LocksOf(*repository, name));
+    ASSIGN_OR_RETURN(std::shared_ptr<lock::DistributedLock> found, get(*locks));
+    *out = new RegistryLock(std::move(found));
     return absl::OkStatus();
   });
 }
@@ -111,33 +109,32 @@ void ReleaseLock(RegistryLock* lock) noexcept {
 
 int Lock(RegistryLock* lock, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     return lock->impl->Lock();
   });
 }
 
 int TryLock(RegistryLock* lock, int64_t timeout_ms, bool* acquired, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     if (acquired == nullptr) return NullArgument("acquired");
     *acquired = false;
-    absl::StatusOr<bool> got = lock->impl->TryLock(absl::Milliseconds(timeout_ms));
-    if (!got.ok()) return got.status();
-    *acquired = *got;
+    ASSIGN_OR_RETURN(bool got, lock->impl->TryLock(absl::Milliseconds(timeout_ms)));
+    *acquired = got;
     return absl::OkStatus();
   });
 }
 
 int Unlock(RegistryLock* lock, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     return lock->impl->Unlock();
   });
 }
 
 int LockIsHeld(RegistryLock* lock, bool* held, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     if (held == nullptr) return NullArgument("held");
     *held = lock->impl->IsHeldByCurrentThread();
     return absl::OkStatus();
@@ -146,7 +143,7 @@ int LockIsHeld(RegistryLock* lock, bool* held, RegistryError* error) noexcept {
 
 int LockIsLost(RegistryLock* lock, bool* lost, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     if (lost == nullptr) return NullArgument("lost");
     *lost = lock->impl->lost();
     return absl::OkStatus();
@@ -156,7 +153,7 @@ int LockIsLost(RegistryLock* lock, bool* lost, RegistryError* error) noexcept {
 int AddLockLostListener(RegistryLock* lock, RegistryLockLostCallback callback, void* user_data,
                         int64_t* listener_id, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     if (callback == nullptr) return NullArgument("callback");
     if (listener_id == nullptr) return NullArgument("listener_id");
     const int id = lock->impl->AddLostListener(
@@ -173,7 +170,7 @@ int AddLockLostListener(RegistryLock* lock, RegistryLockLostCallback callback, v
 
 int RemoveLockLostListener(RegistryLock* lock, int64_t listener_id, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     // Only ids this handle handed out: the lock's ids are shared by every handle.
     if (listener_id < INT32_MIN || listener_id > INT32_MAX) return absl::OkStatus();
     const int id = static_cast<int>(listener_id);
@@ -193,17 +190,16 @@ int RemoveLockLostListener(RegistryLock* lock, int64_t listener_id, RegistryErro
 int PersistIfHeld(RegistryLock* lock, const char* key, const char* value, size_t value_len,
                   RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     if (key == nullptr) return NullArgument("key");
-    absl::StatusOr<absl::string_view> bytes = ValueView(key, value, value_len);
-    if (!bytes.ok()) return bytes.status();
-    return registry::lock::PersistIfHeld(*lock->impl, key, *bytes);
+    ASSIGN_OR_RETURN(absl::string_view bytes, ValueView(key, value, value_len));
+    return registry::lock::PersistIfHeld(*lock->impl, key, bytes);
   });
 }
 
 int DeleteIfHeld(RegistryLock* lock, const char* key, RegistryError* error) noexcept {
   return Guarded(error, [&]() -> absl::Status {
-    if (absl::Status s = CheckLock(lock); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLock(lock));
     if (key == nullptr) return NullArgument("key");
     return registry::lock::DeleteIfHeld(*lock->impl, key);
   });

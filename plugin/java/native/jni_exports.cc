@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/status_macros.h"
 #include "conf/registry_config.h"
 #include "plugin/java/native/bridge_repository.h"
 #include "plugin/java/native/jni_env.h"
@@ -55,8 +56,7 @@ T Guard(JNIEnv* env, T failed, Body&& body) {
 template <typename Body>
 void GuardStatus(JNIEnv* env, Body&& body) {
   Guard(env, 0, [&]() -> absl::StatusOr<int> {
-    absl::Status status = body();
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(body());
     return 0;
   });
 }
@@ -71,36 +71,32 @@ jlong Open(JNIEnv* env, jclass, jobjectArray keys, jobjectArray values, jobjectA
     std::vector<std::string> v = BytesArrayOf(env, values);
     plugin::PropList props;
     for (size_t i = 0; i < k.size() && i < v.size(); ++i) props.emplace_back(k[i], v[i]);
-    absl::StatusOr<std::unique_ptr<BridgeRepository>> repo =
-        BridgeRepository::Open(props, BytesArrayOf(env, dirs));
-    if (!repo.ok()) return repo.status();
-    return reinterpret_cast<jlong>(repo->release());
+    ASSIGN_OR_RETURN(std::unique_ptr<BridgeRepository> repo,
+                     BridgeRepository::Open(props, BytesArrayOf(env, dirs)));
+    return reinterpret_cast<jlong>(repo.release());
   });
 }
 
 jbyteArray Get(JNIEnv* env, jclass, jlong handle, jbyteArray key) {
   return Guard(env, jbyteArray{nullptr}, [&]() -> absl::StatusOr<jbyteArray> {
-    absl::StatusOr<std::optional<std::string>> value =
-        Repo(handle)->repository().Get(Bytes(env, key));
-    if (!value.ok()) return value.status();
-    return value->has_value() ? NewBytes(env, **value) : nullptr;
+    ASSIGN_OR_RETURN(std::optional<std::string> value,
+                     Repo(handle)->repository().Get(Bytes(env, key)));
+    return value.has_value() ? NewBytes(env, *value) : nullptr;
   });
 }
 
 jobjectArray Children(JNIEnv* env, jclass, jlong handle, jbyteArray key) {
   return Guard(env, jobjectArray{nullptr}, [&]() -> absl::StatusOr<jobjectArray> {
-    absl::StatusOr<std::vector<std::string>> names =
-        Repo(handle)->repository().GetChildrenKeys(Bytes(env, key));
-    if (!names.ok()) return names.status();
-    return NewBytesArray(env, *names);
+    ASSIGN_OR_RETURN(std::vector<std::string> names,
+                     Repo(handle)->repository().GetChildrenKeys(Bytes(env, key)));
+    return NewBytesArray(env, names);
   });
 }
 
 jboolean Exists(JNIEnv* env, jclass, jlong handle, jbyteArray key) {
   return Guard(env, jboolean{JNI_FALSE}, [&]() -> absl::StatusOr<jboolean> {
-    absl::StatusOr<bool> exists = Repo(handle)->repository().IsExisted(Bytes(env, key));
-    if (!exists.ok()) return exists.status();
-    return *exists ? JNI_TRUE : JNI_FALSE;
+    ASSIGN_OR_RETURN(bool exists, Repo(handle)->repository().IsExisted(Bytes(env, key)));
+    return exists ? JNI_TRUE : JNI_FALSE;
   });
 }
 
@@ -132,10 +128,9 @@ void PersistEphemeral(JNIEnv* env, jclass, jlong handle, jbyteArray key, jbyteAr
 jboolean PersistExclusiveEphemeral(JNIEnv* env, jclass, jlong handle, jbyteArray key,
                                    jbyteArray value) {
   return Guard(env, jboolean{JNI_FALSE}, [&]() -> absl::StatusOr<jboolean> {
-    absl::StatusOr<bool> created =
-        Repo(handle)->repository().PersistExclusiveEphemeral(Bytes(env, key), Bytes(env, value));
-    if (!created.ok()) return created.status();
-    return *created ? JNI_TRUE : JNI_FALSE;
+    ASSIGN_OR_RETURN(bool created, Repo(handle)->repository().PersistExclusiveEphemeral(
+                                       Bytes(env, key), Bytes(env, value)));
+    return created ? JNI_TRUE : JNI_FALSE;
   });
 }
 
@@ -160,10 +155,11 @@ jlong Watch(JNIEnv* env, jclass, jlong handle, jbyteArray key, jobject sink) {
     // Shared by the listener's copies; deleted when the plugin frees the listener, which is
     // after the watch's removal (or the repository's destruction) returned.
     auto ref = std::make_shared<const GlobalRef>(env, sink);
-    absl::StatusOr<Repository::WatchId> id = Repo(handle)->repository().Watch(
-        Bytes(env, key), [ref](const DataChangedEvent& event) { Deliver(*ref, event); });
-    if (!id.ok()) return id.status();
-    return static_cast<jlong>(*id);
+    ASSIGN_OR_RETURN(
+        Repository::WatchId id,
+        Repo(handle)->repository().Watch(
+            Bytes(env, key), [ref](const DataChangedEvent& event) { Deliver(*ref, event); }));
+    return static_cast<jlong>(id);
   });
 }
 
@@ -181,10 +177,9 @@ jlong AddConnectionListener(JNIEnv* env, jclass, jlong handle, jobject sink) {
   return Guard(env, jlong{0}, [&]() -> absl::StatusOr<jlong> {
     // As Watch's: deleted when the plugin frees the listener (at the repository's destruction).
     auto ref = std::make_shared<const GlobalRef>(env, sink);
-    absl::StatusOr<int> id = Repo(handle)->repository().AddConnectionListenerOrError(
-        [ref](ConnectionState state) { DeliverState(*ref, state); });
-    if (!id.ok()) return id.status();
-    return static_cast<jlong>(*id);
+    ASSIGN_OR_RETURN(int id, Repo(handle)->repository().AddConnectionListenerOrError(
+                                 [ref](ConnectionState state) { DeliverState(*ref, state); }));
+    return static_cast<jlong>(id);
   });
 }
 
@@ -194,17 +189,15 @@ void RemoveWatch(JNIEnv*, jclass, jlong handle, jlong id) {
 
 jlong Lock(JNIEnv* env, jclass, jlong handle, jbyteArray name) {
   return Guard(env, jlong{0}, [&]() -> absl::StatusOr<jlong> {
-    absl::StatusOr<plugin::PluginLock*> lock = Repo(handle)->Lock(Bytes(env, name));
-    if (!lock.ok()) return lock.status();
-    return reinterpret_cast<jlong>(*lock);
+    ASSIGN_OR_RETURN(plugin::PluginLock * lock, Repo(handle)->Lock(Bytes(env, name)));
+    return reinterpret_cast<jlong>(lock);
   });
 }
 
 jboolean TryLock(JNIEnv* env, jclass, jlong, jlong lock, jlong timeout_ms) {
   return Guard(env, jboolean{JNI_FALSE}, [&]() -> absl::StatusOr<jboolean> {
-    absl::StatusOr<bool> held = LockOf(lock)->TryLock(absl::Milliseconds(timeout_ms));
-    if (!held.ok()) return held.status();
-    return *held ? JNI_TRUE : JNI_FALSE;
+    ASSIGN_OR_RETURN(bool held, LockOf(lock)->TryLock(absl::Milliseconds(timeout_ms)));
+    return held ? JNI_TRUE : JNI_FALSE;
   });
 }
 
