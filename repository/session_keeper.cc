@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // repository/session_keeper.cc
 //
-// The session life cycle and the renewal thread. What reachability reports publish is in
-// session_keeper_reachability.cc (the publisher, connection_publisher.h, delivers it); the
-// ephemeral writes in session_keeper_writes.cc; restoring keys after a loss in key_restorer.cc.
+// The session life cycle's inputs and actions, and the renewal thread. The ephemeral writes are in
+// session_keeper_writes.cc; restoring keys after a loss in key_restorer.cc.
 #include "repository/session_keeper.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "base/log.h"
@@ -29,11 +30,21 @@ SessionKeeper::SessionKeeper(consul::Client& client, consul::Canceller& cancelle
       keys_(keys),
       restorer_(client, canceller, options_, keys, calls_,
                 KeyRestorer::Callbacks{
-                    .restored = [this](const std::string& session) { KeysRestored(session); },
+                    .restored = [this](const std::string& session) { RestorerDone(session); },
                     .session_invalid =
                         [this](const std::string& session) { ReportSessionInvalid(session); },
                 }),
-      lifecycle_(options_.ttl, HoldDeadlineFor(options_.ttl, options_.lock_delay)) {
+      lifecycle_(SessionRules{.ttl = options_.ttl,
+                              .hold_deadline = HoldDeadlineFor(options_.ttl, options_.lock_delay),
+                              // Called by Transition, under mu_, which guards bitgen_.
+                              .renew_retry =
+                                  [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                    return SessionRetryDelay(options_, bitgen_);
+                                  },
+                              .create_backoff =
+                                  [this](int failures) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                    return SessionCreateBackoff(options_, failures, bitgen_);
+                                  }}) {
   // Every call and watch exchange of the client tells the connection state.
   reachability_listener_ =
       client_.AddReachabilityListener([this](bool reachable) { ReportReachable(reachable); });
@@ -144,7 +155,7 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
         return ClosedError();
       }
       if (!id.ok()) return id.status();
-      ApplyLocked(lifecycle_.Created(*std::move(id), sent, publisher_.state()));
+      ApplyLocked(SessionCreated{*std::move(id), sent, publisher_.state()});
       return lifecycle_.session();
     }
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), wait_until)) {
@@ -156,6 +167,17 @@ absl::StatusOr<std::string> SessionKeeper::AcquireSessionId(absl::Time deadline)
   }
 }
 
+void SessionKeeper::ReportReachable(bool reachable) {
+  const int value = reachable ? 1 : 0;
+  if (reachability_.exchange(value, std::memory_order_acq_rel) == value) return;
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  // The latest report, not this one: two reporters may take mu_ in either order. Only the
+  // keeper publishes, always under mu_: the state read here stays the last one.
+  ApplyLocked(StoreReachability{reachability_.load(std::memory_order_acquire) == 1, MonotonicNow(),
+                                publisher_.state()});
+}
+
 std::string SessionKeeper::CurrentSessionId() {
   absl::MutexLock lock(&mu_);
   return lifecycle_.session();
@@ -163,47 +185,58 @@ std::string SessionKeeper::CurrentSessionId() {
 
 void SessionKeeper::ReportSessionInvalid(absl::string_view session_id) {
   absl::MutexLock lock(&mu_);
-  ApplyLocked(lifecycle_.CheckNow(std::string(session_id), MonotonicNow()));
+  ApplyLocked(SessionReportedInvalid{std::string(session_id), MonotonicNow()});
 }
 
-void SessionKeeper::ApplyLocked(SessionEffects effects) {
-  if (effects.created.has_value()) {
-    const bool first = effects.start_renewer;
-    SessionMetrics().session_creations.Get().Increment();
-    Log(LogLevel::kInfo, "session", "instance session ", *effects.created,
-        first ? " created" : " created to replace a lost one; restoring ephemeral keys");
-    restorer_.SessionCreated(*effects.created);
-    // Observers (locks) first, then listeners: a listener hearing of the session finds it known.
-    publisher_.PublishSessionEvent(
-        InstanceSession::Event{InstanceSession::EventKind::kCreated, *std::move(effects.created)});
+void SessionKeeper::ApplyLocked(const SessionInput& input) {
+  for (SessionAction& action : lifecycle_.Transition(input)) {
+    std::visit(
+        [&](auto& act) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          using Act = std::decay_t<decltype(act)>;
+          if constexpr (std::is_same_v<Act, AnnounceCreated>) {
+            AnnounceCreatedLocked(std::move(act));
+          } else if constexpr (std::is_same_v<Act, AnnounceLost>) {
+            AnnounceLostLocked(std::move(act));
+          } else if constexpr (std::is_same_v<Act, PublishState>) {
+            publisher_.Publish(act.state);
+          } else if constexpr (std::is_same_v<Act, RestoreKeys>) {
+            restorer_.NeedRestore();
+          } else if constexpr (std::is_same_v<Act, WakeRenewer>) {
+            renew_signal_.Notify();
+          } else if constexpr (std::is_same_v<Act, StartRenewer>) {
+            thread_ = std::thread([this] { Run(); });
+            thread_id_ = thread_.get_id();
+          } else if constexpr (std::is_same_v<Act, Note>) {
+            Log(act.level, "session", act.text);
+          }
+        },
+        action);
   }
-  if (effects.lost.has_value()) {
-    std::string old = std::move(effects.lost->session);
-    SessionMetrics().session_losses.Get().Increment();
-    Log(LogLevel::kWarn, "session", "instance session ", old, " lost (",
-        effects.lost->maybe_alive
-            ? absl::StrCat("no renewal succeeded within ",
-                           absl::FormatDuration(lifecycle_.hold_deadline().loss_after),
-                           " of the last one sent")
-            : "unknown to the server",
-        "); creating a new one");
-    restorer_.SessionLost(old, effects.lost->maybe_alive);
-    // Observers first: held locks are marked lost before a listener hears LOST.
-    publisher_.PublishSessionEvent(
-        InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(old)});
-  }
-  for (ConnectionState state : effects.publish) publisher_.Publish(state);
-  if (effects.restore) restorer_.NeedRestore();
-  if (effects.check_now) renew_signal_.Notify();
-  if (effects.start_renewer) StartThreadLocked();
 }
 
-void SessionKeeper::StartThreadLocked() {
-  thread_ = std::thread([this] { Run(); });
-  thread_id_ = thread_.get_id();
+void SessionKeeper::AnnounceCreatedLocked(AnnounceCreated created) {
+  SessionMetrics().session_creations.Get().Increment();
+  Log(LogLevel::kInfo, "session", "instance session ", created.session,
+      created.first ? " created" : " created to replace a lost one; restoring ephemeral keys");
+  restorer_.SessionCreated(created.session);
+  publisher_.PublishSessionEvent(
+      InstanceSession::Event{InstanceSession::EventKind::kCreated, std::move(created.session)});
 }
 
-void SessionKeeper::KeysRestored(const std::string& session) {
+void SessionKeeper::AnnounceLostLocked(AnnounceLost lost) {
+  SessionMetrics().session_losses.Get().Increment();
+  Log(LogLevel::kWarn, "session", "instance session ", lost.session, " lost (",
+      lost.maybe_alive ? absl::StrCat("no renewal succeeded within ",
+                                      absl::FormatDuration(lifecycle_.hold_deadline().loss_after),
+                                      " of the last one sent")
+                       : "unknown to the server",
+      "); creating a new one");
+  restorer_.SessionLost(lost.session, lost.maybe_alive);
+  publisher_.PublishSessionEvent(
+      InstanceSession::Event{InstanceSession::EventKind::kLost, std::move(lost.session)});
+}
+
+void SessionKeeper::RestorerDone(const std::string& session) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || lifecycle_.session() != session) return;
   // A bind remembers its key under mu_, so this answer is the last word until mu_ is released.
@@ -211,11 +244,7 @@ void SessionKeeper::KeysRestored(const std::string& session) {
     restorer_.NeedRestore();
     return;
   }
-  SessionEffects effects = lifecycle_.RestoreDone();
-  if (!effects.publish.empty()) {
-    Log(LogLevel::kInfo, "session", "every ephemeral key is bound to session ", session);
-  }
-  ApplyLocked(std::move(effects));
+  ApplyLocked(KeysRestored{});
 }
 
 void SessionKeeper::Run() {
@@ -228,7 +257,7 @@ void SessionKeeper::Run() {
         RenewLocked(step, now);
         break;
       case SessionStep::Kind::kDeclareLost:  // this thread ran late: the deadline is the deadline
-        ApplyLocked(lifecycle_.Expired(now));
+        ApplyLocked(LossDeadlinePassed{now});
         break;
       case SessionStep::Kind::kCreate:
         RecreateLocked();
@@ -255,21 +284,15 @@ void SessionKeeper::RenewLocked(const SessionStep& step, absl::Time sent) {
       .session_renewals.At({metrics::Index(ok ? RenewalOutcome::kOk : RenewalOutcome::kFailed)})
       .Increment();
   if (ok) {
-    ApplyLocked(lifecycle_.Renewed(step.session, sent));
+    ApplyLocked(SessionRenewed{step.session, sent});
     return;
   }
   if (renewed.ok()) {  // 404: the server no longer knows the session
-    ApplyLocked(lifecycle_.RenewRefused(step.session));
+    ApplyLocked(SessionUnknownToServer{step.session});
     return;
   }
   // The loss rule (a deadline no failure moves) is the life cycle's: session_lifecycle.h.
-  SessionEffects effects =
-      lifecycle_.RenewFailed(step.session, MonotonicNow(), SessionRetryDelay(options_, bitgen_));
-  if (effects.suspended) {
-    Log(LogLevel::kWarn, "session",
-        "renewing the instance session failed: ", renewed.status().ToString());
-  }
-  ApplyLocked(std::move(effects));
+  ApplyLocked(SessionRenewFailed{step.session, MonotonicNow(), renewed.status().ToString()});
 }
 
 void SessionKeeper::RecreateLocked() {
@@ -282,17 +305,10 @@ void SessionKeeper::RecreateLocked() {
     return;
   }
   if (!id.ok()) {
-    const SessionEffects effects = lifecycle_.CreateFailed(
-        MonotonicNow(), [this](int failures) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return SessionCreateBackoff(options_, failures, bitgen_);
-        });
-    if (effects.log_create_failure) {
-      Log(LogLevel::kWarn, "session",
-          "creating the instance session failed: ", id.status().ToString());
-    }
+    ApplyLocked(SessionCreateFailed{MonotonicNow(), id.status().ToString()});
     return;
   }
-  ApplyLocked(lifecycle_.Created(*std::move(id), sent, publisher_.state()));
+  ApplyLocked(SessionCreated{*std::move(id), sent, publisher_.state()});
 }
 
 bool SessionKeeper::SleepUnlessStopped(absl::Duration duration) {

@@ -115,17 +115,19 @@ class SessionKeeper {
  private:
   absl::StatusOr<bool> Bind(absl::string_view consul_key, absl::string_view value, bool exclusive);
 
-  void StartThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The renewal thread: does what the life cycle says is due, and sleeps until the next of it.
   void Run();
-  // Carries out what a transition of the life cycle returned (session_lifecycle.h), in order.
-  void ApplyLocked(SessionEffects effects) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Feeds `input` to the life cycle (session_lifecycle.h) and carries out its actions in order.
+  void ApplyLocked(const SessionInput& input) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The observers, then the restorer, hear of the new (or lost) session; counted and logged.
+  void AnnounceCreatedLocked(AnnounceCreated created) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AnnounceLostLocked(AnnounceLost lost) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes the renewal `step` asks for, sent at `sent` (mu_ released during the call).
   void RenewLocked(const SessionStep& step, absl::Time sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecreateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The restorer found every remembered key bound to `session`: unless a write remembered one
-  // bound elsewhere since, the life cycle hears RestoreDone.
-  void KeysRestored(const std::string& session) ABSL_LOCKS_EXCLUDED(mu_);
+  // bound elsewhere since, the life cycle hears KeysRestored.
+  void RestorerDone(const std::string& session) ABSL_LOCKS_EXCLUDED(mu_);
   // Sleeps for `duration` unless stopped first; returns false if stopped.
   bool SleepUnlessStopped(absl::Duration duration);
   absl::Status ClosedError() const;

@@ -75,7 +75,7 @@ absl::StatusOr<bool> SessionKeeper::Bind(absl::string_view consul_key, absl::str
         if (lifecycle_.session() != session) {
           // The session was lost while the txn ran: bind the key to the new one too.
           restorer_.NeedRestore();
-          ApplyLocked(lifecycle_.CheckNow(lifecycle_.session(), MonotonicNow()));
+          ApplyLocked(SessionReportedInvalid{lifecycle_.session(), MonotonicNow()});
         }
         return true;
       }

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // repository/session_lifecycle.h
 //
-// The life cycle of the instance session as a pure state machine: which session is live, when
-// it is renewed, when it counts as lost, when a new one is created, and what the connection
-// listeners hear of it. No clock, no I/O, no lock: the owner (SessionKeeper) passes the times
-// and the answers, makes the calls the machine asks for and carries out the effects it returns.
-// The rule of when a session counts as lost is written here once, beside its invariant.
+// The life cycle of the instance session as a pure state machine, in the watch's shape
+// (watch/query_machine.h): Transition(input) -> actions, and Next(now) for what is due. It says
+// which session is live, when it is renewed, when it counts as lost, when a new one is created,
+// and what the connection listeners hear of it. No clock, no I/O, no lock: the owner
+// (SessionKeeper) passes the times and the answers as inputs, makes the calls Next() asks for and
+// carries out the actions in order. The rule of when a session counts as lost is written here
+// once, beside its invariant.
 //
-//   kNone --Created--> kLive <--Renewed-- kSuspended
-//                        |  --RenewFailed / Unreachable-->  |
-//                        +------> kLost <-------------------+   (404, or the loss deadline)
-//                                   |  --Created-->  kRestoring --RestoreDone--> kLive
+//   kNone --SessionCreated--> kLive <--SessionRenewed-- kSuspended
+//                               |  --SessionRenewFailed, StoreReachability-->  |
+//                               +------> kLost <-------------------------------+
+//                                          |  (SessionUnknownToServer, or the loss deadline)
+//                                          |  --SessionCreated--> kRestoring --KeysRestored-->
+//                                          kLive
 //
 // SAFETY (lock/README.md, "Safety"; hold_deadline.h). Let S be the send time of the last create
 // or renewal of the live session that succeeded. Invariant: asked at any moment at or after
@@ -26,12 +30,15 @@
 #ifndef REPOSITORY_SESSION_LIFECYCLE_H_
 #define REPOSITORY_SESSION_LIFECYCLE_H_
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
+#include "base/log.h"
 #include "registry/repository.h"
 #include "repository/hold_deadline.h"
 
@@ -45,24 +52,94 @@ enum class SessionPhase {
   kRestoring,  // new session; ephemeral keys being bound to it again
 };
 
-// What the owner must do after a transition, in this order: queue `created` / `lost` for the
-// session observers (locks learn of a loss before any listener), publish each of `publish` to
-// the connection listeners, then act on the rest.
-struct SessionEffects {
-  std::optional<std::string> created;  // this session became the live one
-  // The live session counted lost, and whether the server may still have it (the loss was
-  // decided by the clock, not by a server calling it unknown): then it must be destroyed.
-  struct Loss {
-    std::string session;
-    bool maybe_alive = false;
-  };
-  std::optional<Loss> lost;
-  std::vector<ConnectionState> publish;
-  bool suspended = false;           // a live session became suspended (log why)
-  bool restore = false;             // bind every remembered ephemeral key to the new session
-  bool start_renewer = false;       // the first session: start the renewal thread
-  bool check_now = false;           // wake the renewal thread: a renewal is due now
-  bool log_create_failure = false;  // the first create failure in a row
+// The inputs: what happened to the session, with the times it happened at (one monotonic clock).
+struct SessionCreated {  // a create sent at `sent` made session `id`
+  std::string id;
+  absl::Time sent;
+  // What the listeners heard last: a call may have reported Consul unreachable before the first
+  // session existed.
+  std::optional<ConnectionState> published;
+};
+struct SessionCreateFailed {  // a create failed at `now`, saying `error`
+  absl::Time now;
+  std::string error;
+};
+struct SessionRenewed {  // a renewal of `id` sent at `sent` succeeded
+  std::string id;
+  absl::Time sent;
+};
+struct SessionUnknownToServer {  // a renewal of `id` was answered 404
+  std::string id;
+};
+// A renewal of `id` failed at `now` without an answer about the session (no leader, a transport
+// error, cut by its budget), saying `error`.
+struct SessionRenewFailed {
+  std::string id;
+  absl::Time now;
+  std::string error;
+};
+struct LossDeadlinePassed {  // Next() said kDeclareLost at `now`
+  absl::Time now;
+};
+// A call or a watch found Consul reachable, or not, at `now`; `published` is what the listeners
+// heard last (before the first session the reports alone make the connection state).
+struct StoreReachability {
+  bool reachable = false;
+  absl::Time now;
+  std::optional<ConnectionState> published;
+};
+struct SessionReportedInvalid {  // a lock heard at `now` that `id` is invalid
+  std::string id;
+  absl::Time now;
+};
+struct KeysRestored {};  // every remembered ephemeral key is bound to the live session
+using SessionInput = std::variant<SessionCreated, SessionCreateFailed, SessionRenewed,
+                                  SessionUnknownToServer, SessionRenewFailed, LossDeadlinePassed,
+                                  StoreReachability, SessionReportedInvalid, KeysRestored>;
+
+// The actions: what the owner must do after a transition, in the order given. The session
+// observers' news comes before what the connection listeners hear: locks learn of a loss before
+// any listener hears LOST.
+struct AnnounceCreated {  // `session` is the live one now
+  std::string session;
+  bool first = false;  // the first session, not a replacement
+  friend bool operator==(const AnnounceCreated&, const AnnounceCreated&) = default;
+};
+struct AnnounceLost {  // `session` counts as lost
+  std::string session;
+  // The clock decided, not a server calling it unknown: the server may still have it, and it
+  // must be destroyed.
+  bool maybe_alive = false;
+  friend bool operator==(const AnnounceLost&, const AnnounceLost&) = default;
+};
+struct PublishState {  // tell the connection listeners
+  ConnectionState state;
+  friend bool operator==(const PublishState&, const PublishState&) = default;
+};
+struct RestoreKeys {  // bind every remembered ephemeral key to the new session
+  friend bool operator==(const RestoreKeys&, const RestoreKeys&) = default;
+};
+struct StartRenewer {  // the first session: start the renewal thread
+  friend bool operator==(const StartRenewer&, const StartRenewer&) = default;
+};
+struct WakeRenewer {  // a renewal is due now
+  friend bool operator==(const WakeRenewer&, const WakeRenewer&) = default;
+};
+struct Note {  // log `text` (component "session")
+  LogLevel level = LogLevel::kInfo;
+  std::string text;
+  friend bool operator==(const Note&, const Note&) = default;
+};
+using SessionAction = std::variant<AnnounceCreated, AnnounceLost, PublishState, RestoreKeys,
+                                   StartRenewer, WakeRenewer, Note>;
+
+// What the machine needs besides its inputs: the session's timings and its delays (each may draw
+// a random jitter, as the watch's back-off does).
+struct SessionRules {
+  absl::Duration ttl;
+  HoldDeadline hold_deadline;
+  std::function<absl::Duration()> renew_retry;                 // before a renewal is retried
+  std::function<absl::Duration(int failures)> create_backoff;  // after creates failed in a row
 };
 
 // What the renewal thread does next (Next()).
@@ -70,8 +147,8 @@ struct SessionStep {
   enum class Kind {
     kWait,         // nothing is due before `until`
     kRenew,        // renew `session` in a call cut after `budget`
-    kDeclareLost,  // the loss deadline has come: call Expired()
-    kCreate,       // create a session (then Created or CreateFailed)
+    kDeclareLost,  // the loss deadline has come: input LossDeadlinePassed
+    kCreate,       // create a session (then input SessionCreated or SessionCreateFailed)
   };
   Kind kind = Kind::kWait;
   absl::Time until = absl::InfiniteFuture();
@@ -81,51 +158,51 @@ struct SessionStep {
 
 class SessionLifecycle {
  public:
-  SessionLifecycle(absl::Duration ttl, HoldDeadline hold_deadline)
-      : ttl_(ttl), hold_deadline_(hold_deadline) {}
+  explicit SessionLifecycle(SessionRules rules) : rules_(std::move(rules)) {}
 
   SessionPhase phase() const { return phase_; }
   // The live session; "" in kNone and kLost.
   const std::string& session() const { return session_; }
   // When the live session counts as lost unless a renewal succeeds first: S + loss_after.
-  absl::Time loss_deadline() const { return last_renewed_ + hold_deadline_.loss_after; }
+  absl::Time loss_deadline() const { return last_renewed_ + rules_.hold_deadline.loss_after; }
+  const HoldDeadline& hold_deadline() const { return rules_.hold_deadline; }
 
   // What is due at `now` (all times on one monotonic clock).
   SessionStep Next(absl::Time now) const;
 
-  // A create sent at `sent` made session `id`. `published`: what the listeners heard last (a
-  // call may have reported Consul unreachable before the first session existed).
-  SessionEffects Created(std::string id, absl::Time sent, std::optional<ConnectionState> published);
-  // A create failed at `now`; the next is due after `backoff(failures in a row)`.
-  SessionEffects CreateFailed(absl::Time now, absl::FunctionRef<absl::Duration(int)> backoff);
-  // A renewal of `id` sent at `sent` succeeded. Ignored unless `id` is the live session.
-  SessionEffects Renewed(const std::string& id, absl::Time sent);
-  // The server answered that it does not know `id` (404): lost, not maybe alive.
-  SessionEffects RenewRefused(const std::string& id);
-  // A renewal of `id` failed at `now` without an answer about the session (no leader, a
-  // transport error, cut by its budget); the next attempt is due after `retry`, but never after
-  // the loss deadline.
-  SessionEffects RenewFailed(const std::string& id, absl::Time now, absl::Duration retry);
-  // Next() said kDeclareLost at `now`: the session counts as lost.
-  SessionEffects Expired(absl::Time now);
-  // A call or a watch found Consul unreachable at `now`: a live session is suspended and
-  // checked at once (the check decides between RECONNECTED and LOST).
-  SessionEffects Unreachable(absl::Time now);
-  // A lock heard that `id` is invalid at `now`: if it is the live session, it is checked at once.
-  SessionEffects CheckNow(const std::string& id, absl::Time now);
-  // Every remembered ephemeral key is bound to the live session.
-  SessionEffects RestoreDone();
+  // Takes in what happened; returns what to do, in order. An input about a session other than
+  // the live one (an answer about a session given up) changes nothing and asks for nothing.
+  std::vector<SessionAction> Transition(const SessionInput& input);
+
   // The owner stops: returns the live session ("" if none), which the machine forgets; nothing
   // is due any more.
   std::string Abandon();
 
-  const HoldDeadline& hold_deadline() const { return hold_deadline_; }
-
  private:
-  SessionEffects Lose(absl::Time now, bool maybe_alive);
+  // What one transition decided, before ToActions puts it in order.
+  struct Effects {
+    std::optional<AnnounceCreated> created;
+    std::optional<AnnounceLost> lost;
+    std::vector<ConnectionState> publish;
+    std::vector<Note> log;
+    bool restore = false;
+    bool start_renewer = false;
+    bool wake_renewer = false;
+  };
+  static std::vector<SessionAction> ToActions(Effects effects);
 
-  const absl::Duration ttl_;
-  const HoldDeadline hold_deadline_;
+  Effects On(const SessionCreated& input);
+  Effects On(const SessionCreateFailed& input);
+  Effects On(const SessionRenewed& input);
+  Effects On(const SessionUnknownToServer& input);
+  Effects On(const SessionRenewFailed& input);
+  Effects On(const LossDeadlinePassed& input);
+  Effects On(const StoreReachability& input);
+  Effects On(const SessionReportedInvalid& input);
+  Effects On(const KeysRestored& input);
+  Effects Lose(absl::Time now, bool maybe_alive);
+
+  const SessionRules rules_;
   SessionPhase phase_ = SessionPhase::kNone;
   std::string session_;
   absl::Time last_renewed_ = absl::InfinitePast();  // S: the basis of the loss deadline
