@@ -20,8 +20,6 @@
 #include "integration/testing/server_process_test.h"
 #include "integration/testing/subprocess.h"
 
-extern char** environ;
-
 namespace registry::integration {
 namespace {
 
@@ -44,11 +42,7 @@ class RegistryctlEnvTest : public ServerProcessTest {
   // registryctl `args` with --namespace of this test, in this process's environment less its
   // CONSUL_* variables, plus `env`.
   RunResult Ctl(const Env& env, std::vector<std::string> args) const {
-    std::vector<std::string> entries;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      if (!absl::StartsWith(*entry, "CONSUL_")) entries.emplace_back(*entry);
-    }
-    for (const auto& [name, value] : env) entries.push_back(absl::StrCat(name, "=", value));
+    const std::vector<std::string> entries = EnvironmentWith("CONSUL_", env);
     args.insert(args.begin(), {REGISTRYCTL_BIN, "--namespace=" + namespace_});
     return RunProcess(args, absl::Seconds(20), &entries);
   }

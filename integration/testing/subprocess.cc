@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 extern char** environ;
@@ -184,6 +185,16 @@ const std::string& ProcessTempDir() {
     return temp_dir;
   }();
   return *dir;
+}
+
+std::vector<std::string> EnvironmentWith(absl::string_view dropped_prefix,
+                                         const std::map<std::string, std::string>& added) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!absl::StartsWith(*entry, dropped_prefix)) entries.emplace_back(*entry);
+  }
+  for (const auto& [name, value] : added) entries.push_back(absl::StrCat(name, "=", value));
+  return entries;
 }
 
 RunResult RunProcess(const std::vector<std::string>& argv, absl::Duration timeout,

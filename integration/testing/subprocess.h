@@ -11,12 +11,14 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace registry::integration {
@@ -84,6 +86,11 @@ struct RunResult {
 const std::string& ProcessTempDir();
 
 // Runs `argv` to completion (at most `timeout`) and returns what it printed; `env` as Start's.
+// This process's environment ("NAME=value" entries) without the variables whose names start with
+// `dropped_prefix`, plus `added` (name -> value): what a child configured only by `added` sees.
+std::vector<std::string> EnvironmentWith(absl::string_view dropped_prefix,
+                                         const std::map<std::string, std::string>& added);
+
 RunResult RunProcess(const std::vector<std::string>& argv,
                      absl::Duration timeout = absl::Seconds(20),
                      const std::vector<std::string>* env = nullptr);

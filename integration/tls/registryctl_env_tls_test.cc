@@ -20,8 +20,6 @@
 #include "integration/testing/consul_agent.h"
 #include "integration/testing/subprocess.h"
 
-extern char** environ;
-
 namespace registry::integration {
 namespace {
 
@@ -30,11 +28,7 @@ using Env = std::map<std::string, std::string>;
 
 // registryctl `args` in this process's environment less its CONSUL_* variables, plus `env`.
 RunResult Ctl(const Env& env, std::vector<std::string> args) {
-  std::vector<std::string> entries;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!absl::StartsWith(*entry, "CONSUL_")) entries.emplace_back(*entry);
-  }
-  for (const auto& [name, value] : env) entries.push_back(absl::StrCat(name, "=", value));
+  const std::vector<std::string> entries = EnvironmentWith("CONSUL_", env);
   args.insert(args.begin(), {REGISTRYCTL_BIN, "--namespace=ctl_env_tls"});
   return RunProcess(args, absl::Seconds(20), &entries);
 }
