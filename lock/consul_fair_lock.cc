@@ -208,12 +208,6 @@ absl::StatusOr<std::optional<RemoteHold>> ConsulFairLock::Acquire(absl::Time dea
       .Run();
 }
 
-absl::Status ConsulFairLock::DeleteEntry(const std::string& entry) {
-  // An entry is this hold's alone, and no one writes its key again once it is gone.
-  const consul::TxnOp remove[] = {consul::TxnOp::Delete(entry)};
-  return core_.client().Txn(remove, core_.canceller(), consul::Writers::kOnlyThisCaller).status();
-}
-
 absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
   // One txn: the owner key unlocked (fenced by the hold's index) and the entry deleted, so the
   // successor, woken by the delete, finds the owner key free. An entry belongs to one hold
@@ -240,7 +234,7 @@ absl::Status ConsulFairLock::Release(const RemoteHold& hold) {
   return ReleaseWithRetries(
       core_,
       [&]() -> absl::StatusOr<bool> {
-        RETURN_IF_ERROR(DeleteEntry(hold.entry));
+        RETURN_IF_ERROR(DeleteOwnEntry(core_, hold.entry));
         return true;
       },
       unlock_error);
@@ -251,12 +245,14 @@ void ConsulFairLock::ReleasePending(const PendingRelease& pending) {
   // A registration cut by the deadline may still be applied after the first delete, hence a
   // second one. Best effort: an entry left behind goes with the session, and the instance's
   // next acquisition of this lock removes it (FairAcquisition::RemoveStale).
-  if (!entry.empty() && DeleteEntry(entry).ok()) DeleteEntry(entry).IgnoreError();
+  if (!entry.empty() && DeleteOwnEntry(core_, entry).ok()) {
+    DeleteOwnEntry(core_, entry).IgnoreError();
+  }
   if (!pending.session.empty()) owner_.ReleasePending({.session = pending.session});
 }
 
 void ConsulFairLock::ForgetLostHold(const RemoteHold& hold) {
-  if (!hold.entry.empty()) DeleteEntry(hold.entry).IgnoreError();
+  if (!hold.entry.empty()) DeleteOwnEntry(core_, hold.entry).IgnoreError();
 }
 
 }  // namespace registry::lock

@@ -65,9 +65,6 @@ class ConsulFairLock final : public RemoteLock {
   void ForgetLostHold(const RemoteHold& hold) override;
 
  private:
-  // One try at deleting `entry` (errors are the caller's to handle).
-  absl::Status DeleteEntry(const std::string& entry);
-
   LockCore& core_;
   const std::string name_;
   const std::string queue_;

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/monotonic.h"
 #include "base/status_text.h"
+#include "consul/txn.h"
 #include "lock/consul_semaphore.h"
 #include "lock/lock_name.h"
 
@@ -318,6 +319,11 @@ void LockCore::OnSessionEvent(const InstanceSession::Event& event) {
     for (const auto& [name, held] : locks_) locks.push_back(held);
   }
   for (const std::shared_ptr<TwoTierLock>& held : locks) held->OnSessionLost(event.session_id);
+}
+
+absl::Status DeleteOwnEntry(LockCore& core, const std::string& entry) {
+  const consul::TxnOp remove[] = {consul::TxnOp::Delete(entry)};
+  return core.client().Txn(remove, core.canceller(), consul::Writers::kOnlyThisCaller).status();
 }
 
 }  // namespace registry::lock

@@ -159,6 +159,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
       ABSL_GUARDED_BY(mu_);
 };
 
+// One try at deleting `entry`, a key only one hold ever writes (an entry of a fair lock's queue or
+// of a holders record): its delete needs no fence, and a resent one is harmless, since no one
+// writes that key again once it is gone. Errors are the caller's to handle.
+absl::Status DeleteOwnEntry(LockCore& core, const std::string& entry);
+
 }  // namespace registry::lock
 
 #endif  // LOCK_LOCK_CORE_H_

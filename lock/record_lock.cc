@@ -142,19 +142,13 @@ std::optional<AcquireResult> RecordAcquisition::RunTake(const Take& take, const 
 RecordLock::RecordLock(LockCore& core, std::string noun, std::string name, std::string prefix)
     : core_(core), noun_(std::move(noun)), name_(std::move(name)), prefix_(std::move(prefix)) {}
 
-absl::Status RecordLock::DeleteEntry(const std::string& entry) {
-  // An entry is this hold's alone, and no one writes its key again once it is gone.
-  const consul::TxnOp remove[] = {consul::TxnOp::Delete(entry)};
-  return core_.client().Txn(remove, core_.canceller(), consul::Writers::kOnlyThisCaller).status();
-}
-
 absl::Status RecordLock::Release(const RemoteHold& hold) {
   // The entry belongs to this hold only, so its delete needs no fence, and a resent one is
   // harmless. The record keeps the name until a taker prunes it.
   return ReleaseWithRetries(
       core_,
       [&]() -> absl::StatusOr<bool> {
-        RETURN_IF_ERROR(DeleteEntry(hold.key));
+        RETURN_IF_ERROR(DeleteOwnEntry(core_, hold.key));
         return true;
       },
       [&](const absl::Status& error) {
@@ -166,9 +160,13 @@ void RecordLock::ReleasePending(const PendingRelease& pending) {
   // A txn cut by the deadline may still be applied after the first delete, hence a second one.
   // Best effort: an entry left behind goes with the session.
   const std::string& entry = pending.entry;
-  if (!entry.empty() && DeleteEntry(entry).ok()) DeleteEntry(entry).IgnoreError();
+  if (!entry.empty() && DeleteOwnEntry(core_, entry).ok()) {
+    DeleteOwnEntry(core_, entry).IgnoreError();
+  }
 }
 
-void RecordLock::ForgetLostHold(const RemoteHold& hold) { DeleteEntry(hold.key).IgnoreError(); }
+void RecordLock::ForgetLostHold(const RemoteHold& hold) {
+  DeleteOwnEntry(core_, hold.key).IgnoreError();
+}
 
 }  // namespace registry::lock

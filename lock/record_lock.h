@@ -128,9 +128,6 @@ class RecordLock : public RemoteLock {
   const std::string noun_;
   const std::string name_;
   const std::string prefix_;
-
- private:
-  absl::Status DeleteEntry(const std::string& entry);
 };
 
 }  // namespace registry::lock
