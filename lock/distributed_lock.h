@@ -46,9 +46,6 @@ class DistributedLock {
 
   // The canonical lock name ("a/b" for "/a/b").
   virtual const std::string& name() const = 0;
-  // Where the lock lives in the store: the mutex's key ("<ns>/lock/a/b/"), the fair lock's owner
-  // key, the holders record of a semaphore or read/write lock.
-  virtual const std::string& consul_key() const = 0;
 
   // Blocks until the calling thread holds the lock. Re-entry by the holding thread increments
   // the hold count without any request. Errors (nothing held afterwards): FailedPrecondition
@@ -83,9 +80,6 @@ class DistributedLock {
   virtual bool IsHeldByCurrentThread() const = 0;
   // The calling thread's hold count (0 if it does not hold the lock).
   virtual int HoldCount() const = 0;
-  // How many threads of this process are queued for the lock (not counting those acquiring or
-  // holding it). For diagnostics and tests.
-  virtual int QueueLength() const = 0;
 
   // Why the calling thread's current hold (or, when it holds none, the most recent hold) was
   // lost; OK when it was not. Reset by the next acquisition.

@@ -46,16 +46,23 @@ class TwoTierLock final : public DistributedLock, public std::enable_shared_from
               int capacity, std::unique_ptr<RemoteLock> remote, LockKind kind);
   ~TwoTierLock() override;
 
+  // Where the lock lives in Consul: the mutex's key ("<ns>/lock/a/b/"), the fair lock's owner
+  // key, the holders record of a semaphore or read/write lock. For diagnostics and tests, as is
+  // QueueLength(): neither is part of the DistributedLock contract (a lock of another store has no
+  // Consul key).
+  const std::string& consul_key() const;
+  // How many threads of this process are queued for the lock (not counting those acquiring or
+  // holding it).
+  int QueueLength() const;
+
   // DistributedLock.
   const std::string& name() const override { return name_; }
-  const std::string& consul_key() const override;
   absl::Status Lock() override;
   absl::StatusOr<bool> TryLock(absl::Duration timeout) override;
   absl::Status Unlock() override;
   int capacity() const override { return capacity_; }
   bool IsHeldByCurrentThread() const override;
   int HoldCount() const override;
-  int QueueLength() const override;
   absl::Status lost_reason() const override;
   int AddLostListener(LostListener listener) override;
   void RemoveLostListener(int id) override;
@@ -143,6 +150,12 @@ class TwoTierLock final : public DistributedLock, public std::enable_shared_from
   // Called by tasks of the manager (LockCore::Deliver); thread-safe on its own.
   ListenerRegistry<const std::string&, const absl::Status&> listeners_{"lock lost listener"};
 };
+
+// `lock` as the TwoTierLock every LockManager makes (std::bad_cast if it is not one): for
+// diagnostics and tests that need consul_key() or QueueLength().
+inline const TwoTierLock& TwoTierOf(const DistributedLock& lock) {
+  return dynamic_cast<const TwoTierLock&>(lock);
+}
 
 }  // namespace registry::lock
 

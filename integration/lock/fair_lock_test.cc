@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -221,7 +222,8 @@ TEST_F(FairLockTest, FencedWritesLandWhileHeldAndAHoldWhoseOwnerKeyIsDeletedIsLo
   EXPECT_EQ(contender.repository->Get("/metadata/v").value(), "1");
   // Someone deletes the queue: the key watch of the hold reports it lost, and Consul refuses
   // further fenced writes.
-  absl::StatusOr<bool> deleted = raw().KvDelete(contender.lock->consul_key(), {.recurse = true});
+  absl::StatusOr<bool> deleted =
+      raw().KvDelete(TwoTierOf(*contender.lock).consul_key(), {.recurse = true});
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   ASSERT_TRUE(losses.AwaitCount(1));
   EXPECT_THAT(losses.reasons()[0], HasSubstr("was deleted"));
@@ -238,7 +240,7 @@ TEST_F(FairLockTest, AFairLockAndAMutexOfTheSameNameAreDifferentLocks) {
   Contender contender = NewContender("shared-name");
   std::shared_ptr<DistributedLock> mutex = GetLock(*contender.manager, "shared-name");
   EXPECT_NE(mutex.get(), contender.lock.get());
-  EXPECT_NE(mutex->consul_key(), contender.lock->consul_key());
+  EXPECT_NE(TwoTierOf(*mutex).consul_key(), TwoTierOf(*contender.lock).consul_key());
   ASSERT_TRUE(contender.lock->Lock().ok());
   absl::StatusOr<bool> both = mutex->TryLock(absl::ZeroDuration());
   ASSERT_TRUE(both.ok() && *both) << both.status();

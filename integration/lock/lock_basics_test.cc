@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -54,20 +55,22 @@ TEST_F(LockTest, ADelayedReleaseOrFencedWriteOfAnEarlierHoldCannotActOnALaterOne
   auto manager = NewManager(*repository, options);
   auto lock = GetLock(*manager, "fenced");
   ASSERT_TRUE(lock->Lock().ok());
-  absl::StatusOr<consul::KvGetResult> first = raw().KvGet(lock->consul_key());
+  absl::StatusOr<consul::KvGetResult> first = raw().KvGet(TwoTierOf(*lock).consul_key());
   ASSERT_TRUE(first.ok() && first->entry.has_value());
   const std::string session = first->entry->session;
   const uint64_t first_index = first->entry->modify_index;
   ASSERT_TRUE(lock->Unlock().ok());
   ASSERT_TRUE(lock->Lock().ok());  // hold 2
 
-  const consul::TxnOp late_release[] = {consul::TxnOp::CheckIndex(lock->consul_key(), first_index),
-                                        consul::TxnOp::Unlock(lock->consul_key(), "", session)};
+  const consul::TxnOp late_release[] = {
+      consul::TxnOp::CheckIndex(TwoTierOf(*lock).consul_key(), first_index),
+      consul::TxnOp::Unlock(TwoTierOf(*lock).consul_key(), "", session)};
   absl::StatusOr<consul::TxnResult> released = raw().Txn(late_release);
   ASSERT_TRUE(released.ok()) << released.status();
   EXPECT_FALSE(released->committed);
-  const consul::TxnOp late_write[] = {consul::TxnOp::CheckIndex(lock->consul_key(), first_index),
-                                      consul::TxnOp::Set("locks/metadata/v", "stale")};
+  const consul::TxnOp late_write[] = {
+      consul::TxnOp::CheckIndex(TwoTierOf(*lock).consul_key(), first_index),
+      consul::TxnOp::Set("locks/metadata/v", "stale")};
   absl::StatusOr<consul::TxnResult> written = raw().Txn(late_write);
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_FALSE(written->committed);

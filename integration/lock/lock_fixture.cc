@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "lock/two_tier_lock.h"
+
 namespace registry::lock::testing {
 
 ConsulRepositoryOptions LockTest::RepositoryOptions() {
@@ -52,7 +54,7 @@ std::shared_ptr<DistributedLock> LockTest::GetLock(LockManager& manager, const s
 }
 
 std::string LockTest::HolderOf(const DistributedLock& lock) {
-  return KeySession(lock.consul_key()).value_or("");
+  return KeySession(TwoTierOf(lock).consul_key()).value_or("");
 }
 
 absl::Duration LockTest::SlowestRoundTrip() {

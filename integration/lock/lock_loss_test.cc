@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -107,7 +108,7 @@ TEST_F(LockFaultsTest, DeletingTheHeldLockKeyReportsTheHoldLost) {
   ASSERT_TRUE(lock->Lock().ok());
   ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 1; }));  // monitor started
 
-  ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
+  ASSERT_TRUE(raw().KvDelete(TwoTierOf(*lock).consul_key()).ok());
   ASSERT_TRUE(losses.AwaitCount(1));
   EXPECT_THAT(losses.reasons(), Each(HasSubstr("deleted")));
   EXPECT_TRUE(lock->lost());
@@ -122,7 +123,7 @@ TEST_F(LockTest, ConsulRefusesAFencedWriteBeforeTheLossIsNoticedLocally) {
   auto manager = NewManager(*repository, options);
   auto lock = GetLock(*manager, "fenced");
   ASSERT_TRUE(lock->Lock().ok());
-  ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
+  ASSERT_TRUE(raw().KvDelete(TwoTierOf(*lock).consul_key()).ok());
   EXPECT_FALSE(lock->lost());
 
   absl::Status fenced = PersistIfHeld(*lock, "/metadata/version", "3");
@@ -148,7 +149,7 @@ TEST_F(LockFaultsTest, ClosingTheRepositoryReturnsWaitersPromptlyWithAnError) {
   std::thread first([&] { remote_waiter = lock->Lock(); });
   ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 2; }));
   std::thread second([&] { local_waiter = lock->Lock(); });
-  ASSERT_TRUE(Eventually([&] { return lock->QueueLength() >= 1; }));
+  ASSERT_TRUE(Eventually([&] { return TwoTierOf(*lock).QueueLength() >= 1; }));
 
   const absl::Time closed_at = absl::Now();
   ASSERT_TRUE(repository->Close().ok());

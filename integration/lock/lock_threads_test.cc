@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "integration/lock/lock_fixture.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -104,7 +105,7 @@ TEST_F(LockFaultsTest, AMonitoredLockAddsNoThreadToARepositoryThatWatches) {
   ASSERT_TRUE(Eventually([&] { return Requests("kv.get") >= 1; }));
   EXPECT_TRUE(steady()) << ProcessThreadCount() - before << " background threads";
 
-  ASSERT_TRUE(raw().KvDelete(lock->consul_key()).ok());
+  ASSERT_TRUE(raw().KvDelete(TwoTierOf(*lock).consul_key()).ok());
   ASSERT_TRUE(Eventually([&] {
     absl::MutexLock hold(&mu);
     return !reason.empty();

@@ -18,6 +18,7 @@
 #include "integration/lock/lock_fixture.h"
 #include "lock/consul_rw_lock.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -81,7 +82,7 @@ TEST_F(RwLockFaultsTest, UncontendedReadOrWriteCostsThreeRequests) {
       ASSERT_TRUE(side->Unlock().ok());
     }
     // A read of the tree, the take and the release's delete per cycle.
-    EXPECT_EQ(Requests("kv.get"), 5u) << side->consul_key();
+    EXPECT_EQ(Requests("kv.get"), 5u) << TwoTierOf(*side).consul_key();
     EXPECT_EQ(Requests("txn"), 10u);
   }
 }

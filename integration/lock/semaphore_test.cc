@@ -19,6 +19,7 @@
 #include "integration/lock/lock_fixture.h"
 #include "lock/consul_semaphore.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 
 namespace registry::lock::testing {
 namespace {
@@ -177,7 +178,7 @@ TEST_F(SemaphoreTest, ThreadsOfOneInstanceEachTakeAPermit) {
     ASSERT_TRUE(acquired.ok() && *acquired) << acquired.status();
     EXPECT_TRUE(instance.semaphore->Unlock().ok());
   });
-  ASSERT_TRUE(Eventually([&] { return instance.semaphore->QueueLength() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return TwoTierOf(*instance.semaphore).QueueLength() == 1; }));
   absl::StatusOr<bool> acquired = other.semaphore->TryLock(absl::Milliseconds(200));
   ASSERT_TRUE(acquired.ok()) << acquired.status();
   EXPECT_FALSE(*acquired);
@@ -267,7 +268,7 @@ TEST_F(SemaphoreTest, FencedWritesLandWhileHeldAndAHoldWhoseEntryIsDeletedIsLost
 TEST_F(SemaphoreTest, ASemaphoreAndALockOfTheSameNameAreApart) {
   Instance instance = NewInstance("shared-name", 1);
   std::shared_ptr<DistributedLock> mutex = GetLock(*instance.manager, "shared-name");
-  EXPECT_NE(mutex->consul_key(), instance.semaphore->consul_key());
+  EXPECT_NE(TwoTierOf(*mutex).consul_key(), TwoTierOf(*instance.semaphore).consul_key());
   ASSERT_TRUE(instance.semaphore->Lock().ok());
   absl::StatusOr<bool> both = mutex->TryLock(absl::ZeroDuration());
   ASSERT_TRUE(both.ok() && *both) << both.status();

@@ -16,6 +16,7 @@
 #include "lock/consul_fair_lock.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 #include "tests/lock/lock_manager_fixture.h"
 
 namespace registry::lock::testing {
@@ -146,7 +147,7 @@ TEST_F(FairLockTest, UncontendedCycleIsARegistrationTheOwnerKeyAndOneRelease) {
   }
   ASSERT_TRUE(lock->Lock().ok());
   EXPECT_TRUE(lock->IsHeldByCurrentThread());
-  EXPECT_EQ(lock->consul_key(), kOwner);
+  EXPECT_EQ(TwoTierOf(*lock).consul_key(), kOwner);
   ASSERT_TRUE(lock->Unlock().ok());
   EXPECT_TRUE(absl::StartsWith(entry_, std::string(kPrefix) + "s1."));
   EXPECT_TRUE(absl::EndsWith(entry_, "/"));

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 #include "tests/lock/lock_manager_fixture.h"
 
 namespace registry::lock::testing {
@@ -126,9 +127,9 @@ TEST_F(LockManagerTest, WaitersQueueInArrivalOrder) {
     });
     // The next thread starts only once this one has its ticket.
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (lock->QueueLength() < i + 1 && absl::Now() < deadline)
+    while (TwoTierOf(*lock).QueueLength() < i + 1 && absl::Now() < deadline)
       absl::SleepFor(absl::Milliseconds(1));
-    ASSERT_EQ(lock->QueueLength(), i + 1);
+    ASSERT_EQ(TwoTierOf(*lock).QueueLength(), i + 1);
   }
   ASSERT_TRUE(lock->Unlock().ok());
   for (std::thread& thread : threads) thread.join();
@@ -143,7 +144,8 @@ TEST_F(LockManagerTest, ClosingTheRepositoryWakesALocalWaiterWithAnError) {
   absl::Status waiter;
   std::thread thread([&] { waiter = lock->Lock(); });
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (lock->QueueLength() < 1 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  while (TwoTierOf(*lock).QueueLength() < 1 && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(1));
   session_->Close();
   thread.join();
   EXPECT_TRUE(absl::IsFailedPrecondition(waiter)) << waiter;
@@ -169,7 +171,7 @@ TEST_F(LockManagerTest, GetLockSharesOneObjectPerCanonicalName) {
   auto b = manager->GetLock("/x/y");
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->get(), b->get());
-  EXPECT_EQ((*a)->consul_key(), "ns/lock/x/y/");
+  EXPECT_EQ(TwoTierOf(*(*a)).consul_key(), "ns/lock/x/y/");
   EXPECT_TRUE(absl::IsInvalidArgument(manager->GetLock("x//y").status()));
 }
 

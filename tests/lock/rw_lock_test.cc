@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "lock/consul_rw_lock.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 #include "tests/lock/record_lock_fixture.h"
 
 namespace registry::lock::testing {
@@ -74,7 +75,7 @@ TEST_F(RwLockTest, UncontendedReadIsAReadATakeAndADelete) {
     EXPECT_CALL(*transport_, Execute(IsEntryDeleteUnder(kPrefix), _)).WillOnce(Return(TxnOk()));
   }
   ASSERT_TRUE(read->Lock().ok());
-  EXPECT_EQ(read->consul_key(), kPrefix);
+  EXPECT_EQ(TwoTierOf(*read).consul_key(), kPrefix);
   ASSERT_EQ(records_.size(), 1u);
   EXPECT_THAT(records_[0].readers, ElementsAre(EntryName()));
   EXPECT_EQ(records_[0].writer, "");

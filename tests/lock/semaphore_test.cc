@@ -15,6 +15,7 @@
 #include "lock/consul_semaphore.h"
 #include "lock/distributed_lock.h"
 #include "lock/lock_manager.h"
+#include "lock/two_tier_lock.h"
 #include "tests/lock/record_lock_fixture.h"
 
 namespace registry::lock::testing {
@@ -94,7 +95,7 @@ TEST_F(SemaphoreTest, UncontendedCycleIsAReadATakeAndADelete) {
   }
   ASSERT_TRUE(semaphore->Lock().ok());
   EXPECT_EQ(semaphore->capacity(), 2);
-  EXPECT_EQ(semaphore->consul_key(), kPrefix);
+  EXPECT_EQ(TwoTierOf(*semaphore).consul_key(), kPrefix);
   EXPECT_EQ(record_.limit, 2);
   ASSERT_EQ(record_.holders.size(), 1u);
   EXPECT_EQ(std::string(kPrefix) + record_.holders[0] + "/", entry_);

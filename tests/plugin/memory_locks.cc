@@ -16,13 +16,10 @@ namespace registry::plugin {
 class MemoryLock final : public lock::DistributedLock {
  public:
   MemoryLock(std::string name, Repository& repository)
-      : name_(std::move(name)),
-        store_key_(absl::StrCat("lock/", name_, "/")),
-        repository_(repository) {}
+      : name_(std::move(name)), repository_(repository) {}
   ~MemoryLock() override { Close(); }
 
   const std::string& name() const override { return name_; }
-  const std::string& consul_key() const override { return store_key_; }
   int capacity() const override { return 1; }
 
   absl::Status Lock() override { return Acquire(absl::InfiniteFuture()).status(); }
@@ -49,11 +46,6 @@ class MemoryLock final : public lock::DistributedLock {
   int HoldCount() const override {
     absl::MutexLock lock(&mu_);
     return HeldLocked() ? holds_ : 0;
-  }
-
-  int QueueLength() const override {
-    absl::MutexLock lock(&mu_);
-    return waiting_;
   }
 
   absl::Status lost_reason() const override {
@@ -128,10 +120,7 @@ class MemoryLock final : public lock::DistributedLock {
     }
     auto free = +[](MemoryLock* self)
                      ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->holds_ == 0 || self->closed_; };
-    ++waiting_;
-    const bool freed = mu_.AwaitWithDeadline(absl::Condition(free, this), deadline);
-    --waiting_;
-    if (!freed) return false;
+    if (!mu_.AwaitWithDeadline(absl::Condition(free, this), deadline)) return false;
     if (closed_) return Closed();
     owner_ = std::this_thread::get_id();
     holds_ = 1;
@@ -186,7 +175,6 @@ class MemoryLock final : public lock::DistributedLock {
   }
 
   const std::string name_;
-  const std::string store_key_;  // what consul_key() names: the memory plugin has no Consul
   Repository& repository_;
   absl::Mutex notify_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one delivery at a time
   mutable absl::Mutex mu_;
@@ -194,7 +182,6 @@ class MemoryLock final : public lock::DistributedLock {
   std::thread::id owner_ ABSL_GUARDED_BY(mu_);
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status lost_ ABSL_GUARDED_BY(mu_);  // not OK: the current or last hold was lost, why
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;    // threads blocked in Acquire
   std::map<int, LostListener> listeners_ ABSL_GUARDED_BY(mu_);
   int next_listener_id_ ABSL_GUARDED_BY(mu_) = 1;
   int calling_ ABSL_GUARDED_BY(mu_) = 0;
