@@ -73,7 +73,8 @@ TEST_F(LockTest, ForcedSessionExpiryReportsTheHoldLostAndFencesWrites) {
   ASSERT_TRUE(lock->Unlock().ok());
 
   // The next acquisition uses the instance's new session (after the old one's lock-delay).
-  ASSERT_TRUE(lock->Lock().ok());
+  const absl::Status relocked = lock->Lock();
+  ASSERT_TRUE(relocked.ok()) << relocked;
   EXPECT_FALSE(lock->lost());
   EXPECT_NE(HolderOf(*lock), session);
   EXPECT_TRUE(PersistIfHeld(*lock, "/metadata/version", "2").ok());
